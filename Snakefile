@@ -1,0 +1,27 @@
+# aimlib: every figure of "Bayes optimal learning of attention-indexed models" from one command.
+#   snakemake --cores all                                  # the paper preset
+#   snakemake --cores all --configfile config/quick.yaml   # a few minutes on a laptop
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+# A config file given on the command line replaces the paper preset instead of being merged into it.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
+
+
+validate(config, "config/schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/se.smk"
+include: "workflow/rules/teacher.smk"
+include: "workflow/rules/figures.smk"
+
+
+rule all:
+    input:
+        figure_targets(),
+        teacher_targets(),
+    default_target: True

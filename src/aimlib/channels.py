@@ -1,0 +1,316 @@
+"""Output channels of the attention-indexed model: what state evolution and AMP need of them.
+
+Pair coordinates ``a <= b`` carry weights ``w_aa = 2`` and ``w_ab = 1`` (SPEC section 3).  For each
+channel this module provides
+
+* ``q_hat(alpha, q, V)``: the state-evolution output update ``2 alpha E[sum_{a<=b} w_ab g_ab^2]``;
+* ``g_out(...)``: the output function ``g_ab = d log Z_out / d omega_ab`` evaluated on samples (used
+  by AMP and by the Nishimori / finite-difference checks);
+* ``log_z_out(...)``: ``log Z_out(y | omega, V)`` on samples.
+
+Hardmax (``T = 2``) uses the exact derivative of the bivariate normal CDF.  ``variant="density"``
+reproduces the error of the paper's public code (SPEC section 7), which puts the bivariate normal
+*density* in place of ``d Phi_2 / d kappa``; it is kept only to show that error.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from numba import njit
+
+from .gaussian import _log_bvn, _log_ndtr
+
+__all__ = ["Softmax", "Hardmax", "make_channel", "CHANNELS", "pair_weights"]
+
+CHANNELS = ("softmax", "hardmax")
+_LOG_2PI = math.log(2.0 * math.pi)
+_C = 1.0 / 3.0  # correlation of the two hardmax comparisons (before the sign pattern)
+_SQ1C = math.sqrt(1.0 - _C * _C)
+
+#: Trapezoid step (in the sinh-mapped variable) of the hardmax SE quadrature, and its range.
+HARDMAX_STEP = 0.15
+HARDMAX_TMAX = 11.5
+
+
+def pair_weights(T: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pair coordinates of a symmetric ``T x T`` matrix: row indices, column indices, weights."""
+    iu, ju = np.triu_indices(T)
+    w = np.where(iu == ju, 2.0, 1.0)
+    return iu, ju, w
+
+
+# --------------------------------------------------------------------------------------------
+# hardmax, T = 2: kernels
+# --------------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _hardmax_logs(k1, k2, c, density):
+    """``(log Z, log N1, log N2)`` with ``Z = Phi_2(k1, k2; c)`` and ``N_i = dZ/dk_i``.
+
+    ``density=True`` gives the published (incorrect) variant, ``N_i = phi_2(k1, k2; c)``.
+    """
+    logz = _log_bvn(k1, k2, c)
+    s = math.sqrt(1.0 - c * c)
+    if density:
+        ln = -(k1 * k1 + k2 * k2 - 2.0 * c * k1 * k2) / (2.0 * s * s) - _LOG_2PI - math.log(s)
+        return logz, ln, ln
+    ln1 = -0.5 * k1 * k1 - 0.5 * _LOG_2PI + _log_ndtr((k2 - c * k1) / s)
+    ln2 = -0.5 * k2 * k2 - 0.5 * _LOG_2PI + _log_ndtr((k1 - c * k2) / s)
+    return logz, ln1, ln2
+
+
+@njit(cache=True)
+def _pattern_term(k1, k2, s2, density):
+    """``Z * (2 D1^2 + (D1 + s2 D2)^2 + 2 D2^2)`` for the sign pattern ``(+1, s2)``."""
+    c = s2 * _C
+    logz, ln1, ln2 = _hardmax_logs(k1, k2, c, density)
+    half = 0.5 * logz
+    a = math.exp(ln1 - half)  # D1 * sqrt(Z)
+    b = math.exp(ln2 - half)
+    return 2.0 * a * a + (a + s2 * b) ** 2 + 2.0 * b * b
+
+
+@njit(cache=True)
+def _f_plus(k1, k2, density):
+    """Sum over the two sign patterns with ``s1 = +1`` of ``Z * sum_ab w_ab (sqrt(3V) g_ab)^2``."""
+    return _pattern_term(k1, k2, 1.0, density) + _pattern_term(k1, -k2, -1.0, density)
+
+
+@njit(cache=True)
+def _f_table(kappa, density):
+    n = kappa.shape[0]
+    out = np.empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            out[i, j] = _f_plus(kappa[i], kappa[j], density)
+    return out
+
+
+@njit(cache=True)
+def _gauss_sum(kappa, jac, table, lam):
+    """``sum_ij jac_i jac_j exp(-lam (3 k_i^2 - 2 k_i k_j + 3 k_j^2)) F_ij``."""
+    n = kappa.shape[0]
+    acc = 0.0
+    for i in range(n):
+        ki = kappa[i]
+        ei = 3.0 * lam * ki * ki
+        if ei > 745.0:
+            continue
+        for j in range(n):
+            kj = kappa[j]
+            e = ei + lam * (3.0 * kj * kj - 2.0 * ki * kj)
+            if e < 745.0:
+                acc += jac[i] * jac[j] * math.exp(-e) * table[i, j]
+    return acc
+
+
+@njit(cache=True)
+def _gauss_sum_direct(kappa, jac, lam, density):
+    n = kappa.shape[0]
+    acc = 0.0
+    for i in range(n):
+        ki = kappa[i]
+        for j in range(n):
+            kj = kappa[j]
+            e = lam * (3.0 * ki * ki - 2.0 * ki * kj + 3.0 * kj * kj)
+            if e < 745.0:
+                acc += jac[i] * jac[j] * math.exp(-e) * _f_plus(ki, kj, density)
+    return acc
+
+
+@njit(cache=True)
+def _hardmax_gout_kernel(y11, y22, w11, w12, w22, V, density):
+    """Hardmax ``g`` on samples: ``y_aa`` in {0, 1} says whether row a selects itself."""
+    n = w11.shape[0]
+    g11 = np.empty(n)
+    g12 = np.empty(n)
+    g22 = np.empty(n)
+    logz = np.empty(n)
+    sd = math.sqrt(3.0 * V)
+    for m in range(n):
+        s1 = 1.0 if y11[m] > 0.5 else -1.0
+        s2 = 1.0 if y22[m] > 0.5 else -1.0
+        k1 = s1 * (w11[m] - w12[m]) / sd
+        k2 = s2 * (w22[m] - w12[m]) / sd
+        lz, ln1, ln2 = _hardmax_logs(k1, k2, s1 * s2 * _C, density)
+        a = s1 * math.exp(ln1 - lz) / sd
+        b = s2 * math.exp(ln2 - lz) / sd
+        g11[m] = a
+        g22[m] = b
+        g12[m] = -(a + b)
+        logz[m] = lz
+    return g11, g12, g22, logz
+
+
+@lru_cache(maxsize=8)
+def _hardmax_table(density: bool, scale: float, step: float, tmax: float):
+    t = step * np.arange(-round(tmax / step), round(tmax / step) + 1)
+    kappa = scale * np.sinh(t)
+    jac = scale * step * np.cosh(t)
+    return kappa, jac, _f_table(kappa, density)
+
+
+#: Grids of the hardmax SE quadrature, ``kappa = A sinh(t)``: (smallest q/V served, A, t range).
+#: A = 1 resolves the unit-width strips for any narrow V; A = 0.05 resolves the Gaussian of width
+#: sqrt(q/V) down to q/V = 1e-3.  Below that, the grid is scaled to the Gaussian and the integrand is
+#: evaluated directly (only the small-width limit near its threshold goes there).
+_HARDMAX_GRIDS = ((0.25, 1.0, HARDMAX_TMAX), (1e-3, 0.05, 6.0))
+
+
+def hardmax_second_moment(q: float, V: float, *, density: bool = False,
+                          step: float = HARDMAX_STEP) -> float:
+    """``E_{omega, y}[sum_{a<=b} w_ab g_ab^2]`` for hardmax, T = 2, at overlap ``q`` and variance ``V``.
+
+    The expectation depends on ``omega`` only through ``u = (omega_11 - omega_12,
+    omega_22 - omega_12)``, Gaussian with covariance ``q [[3, 1], [1, 3]]``.  In the variable
+    ``kappa = u / sqrt(3V)`` it is a 2-D integral of a fixed function against a Gaussian of
+    covariance ``(q / 3V) [[3, 1], [1, 3]]``; the map ``kappa = A sinh(t)`` with the trapezoid rule
+    in ``t`` converges double-exponentially, resolving both the strips of unit width around
+    ``kappa_i = 0`` and the Gaussian.  The fixed function is tabulated once per grid.
+    """
+    if not V > 0:
+        raise ValueError(f"V must be > 0, got V={V!r}")
+    if q < 0:
+        raise ValueError(f"q must be >= 0, got q={q!r}")
+    if q == 0.0:
+        return 2.0 * _f_plus(0.0, 0.0, density) / (3.0 * V)
+    lam = 3.0 * V / (16.0 * q)
+    pref = 1.0 / (math.pi * q * math.sqrt(8.0))
+    for ratio, scale, tmax in _HARDMAX_GRIDS:
+        if q >= ratio * V:
+            kappa, jac, table = _hardmax_table(bool(density), scale, float(step), tmax)
+            return pref * _gauss_sum(kappa, jac, table, lam)
+    A = math.sqrt(q / V)
+    t = step * np.arange(-round(4.0 / step), round(4.0 / step) + 1)
+    return pref * _gauss_sum_direct(A * np.sinh(t), A * step * np.cosh(t), lam, bool(density))
+
+
+# --------------------------------------------------------------------------------------------
+# channel objects
+# --------------------------------------------------------------------------------------------
+
+
+def _check_T(T) -> int:
+    if isinstance(T, bool) or not float(T).is_integer():
+        raise ValueError(f"T must be an integer >= 2, got T={T!r}")
+    T = int(T)
+    if T < 2:
+        raise ValueError(f"T must be an integer >= 2, got T={T!r}")
+    return T
+
+
+@dataclass(frozen=True)
+class Softmax:
+    """Softmax output ``y_ab = exp(beta h_ab) / sum_c exp(beta h_ac)``, any ``T >= 2``."""
+
+    T: int = 2
+    beta: float = 1.0
+    name: str = "softmax"
+
+    def __post_init__(self):
+        object.__setattr__(self, "T", _check_T(self.T))
+        if not (self.beta > 0 and math.isfinite(self.beta)):
+            raise ValueError(f"beta must be a positive finite number, got beta={self.beta!r}")
+
+    @property
+    def n_constraints(self) -> int:
+        """``T^2 + T - 2``: pair coordinates revealed by the softmax (all but the row shifts)."""
+        return self.T * self.T + self.T - 2
+
+    def q_hat(self, alpha: float, q: float, V: float) -> float:
+        """``q_hat = alpha (T^2 + T - 2) / V`` (independent of beta)."""
+        if V <= 0:
+            return math.inf
+        return alpha * self.n_constraints / V
+
+
+@dataclass(frozen=True)
+class Hardmax:
+    """Hardmax output (row-wise argmax), ``T = 2`` with the exact ``g_out``."""
+
+    T: int = 2
+    variant: str = "exact"
+    name: str = "hardmax"
+
+    def __post_init__(self):
+        T = _check_T(self.T)
+        if T != 2:
+            raise ValueError(f"hardmax is implemented for T = 2 only, got T={T}")
+        object.__setattr__(self, "T", T)
+        if self.variant not in ("exact", "density"):
+            raise ValueError(f"variant must be 'exact' or 'density', got variant={self.variant!r}")
+
+    @property
+    def density(self) -> bool:
+        return self.variant == "density"
+
+    def second_moment(self, q: float, V: float) -> float:
+        """``E[sum_{a<=b} w_ab g_ab^2]``."""
+        return hardmax_second_moment(q, V, density=self.density)
+
+    def q_hat(self, alpha: float, q: float, V: float) -> float:
+        """``q_hat = 2 alpha E[sum_{a<=b} w_ab g_ab^2]``."""
+        return 2.0 * alpha * self.second_moment(q, V)
+
+    def g_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
+        """Output function on samples.
+
+        Parameters
+        ----------
+        y : numpy.ndarray
+            Hardmax outputs, shape ``(n, 2, 2)`` (rows one-hot).
+        omega : numpy.ndarray
+            Means of the indices, shape ``(n, 2, 2)`` symmetric.
+        V : float
+            Variance parameter.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``g`` of shape ``(n, 2, 2)``, symmetric, with ``g_ab = d log Z / d omega_ab`` in pair
+            coordinates (the off-diagonal entry holds ``g_12``).
+        """
+        g11, g12, g22, _ = _hardmax_gout_kernel(
+            np.ascontiguousarray(y[:, 0, 0], dtype=np.float64),
+            np.ascontiguousarray(y[:, 1, 1], dtype=np.float64),
+            np.ascontiguousarray(omega[:, 0, 0], dtype=np.float64),
+            np.ascontiguousarray(omega[:, 0, 1], dtype=np.float64),
+            np.ascontiguousarray(omega[:, 1, 1], dtype=np.float64),
+            float(V),
+            self.density,
+        )
+        g = np.empty((y.shape[0], 2, 2))
+        g[:, 0, 0] = g11
+        g[:, 1, 1] = g22
+        g[:, 0, 1] = g12
+        g[:, 1, 0] = g12
+        return g
+
+    def log_z_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
+        """``log Z_out(y | omega, V) = log P(y | omega)`` on samples."""
+        *_, logz = _hardmax_gout_kernel(
+            np.ascontiguousarray(y[:, 0, 0], dtype=np.float64),
+            np.ascontiguousarray(y[:, 1, 1], dtype=np.float64),
+            np.ascontiguousarray(omega[:, 0, 0], dtype=np.float64),
+            np.ascontiguousarray(omega[:, 0, 1], dtype=np.float64),
+            np.ascontiguousarray(omega[:, 1, 1], dtype=np.float64),
+            float(V),
+            False,
+        )
+        return logz
+
+
+def make_channel(channel: str, T: int = 2, beta: float = 1.0, variant: str = "exact"):
+    """Channel object from its name (``"softmax"`` or ``"hardmax"``)."""
+    if channel == "softmax":
+        if variant != "exact":
+            raise ValueError("variant applies to the hardmax channel only")
+        return Softmax(T=T, beta=beta)
+    if channel == "hardmax":
+        return Hardmax(T=T, variant=variant)
+    raise ValueError(f"channel must be one of {CHANNELS}, got channel={channel!r}")

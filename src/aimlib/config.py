@@ -1,0 +1,209 @@
+"""The workflow's configuration: grids, semantic validation, and the jobs it implies.
+
+The Snakefile validates ``config/*.yaml`` against ``config/schema.yaml`` (types, ranges, required
+keys) and then calls :func:`check` for what a JSON schema cannot say (hardmax needs ``T = 2``, a
+grid must be increasing, ...).  Everything a rule needs to know about the sweep comes from here, so
+the same functions serve the workflow and the tests.
+
+Grids are written ``{geomspace: [start, stop, num]}``, ``{linspace: [start, stop, num]}`` or
+``{values: [...]}``.  Every float that appears in a file name is rounded once by :func:`fnum`
+(six significant digits), and the rounded value is the one computed with.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "fnum",
+    "ffmt",
+    "grid",
+    "as_list",
+    "ConfigError",
+    "check",
+    "TeacherKey",
+    "se_alphas",
+    "se_jobs",
+    "teacher_keys",
+    "STAGES",
+]
+
+#: Data stages that consume teacher data, in the order they appear in an experiment.
+STAGES = ("amp", "gd")
+
+
+class ConfigError(ValueError):
+    """A configuration value is impossible; the message names the key."""
+
+
+def ffmt(x: float) -> str:
+    """The one float format used in file names (six significant digits, ``repr``-free)."""
+    s = f"{float(x):.6g}"
+    if "e" in s or "." in s:
+        return s
+    return s + ".0" if "inf" not in s and "nan" not in s else s
+
+
+def fnum(x: float) -> float:
+    """``float(ffmt(x))``: the value a file name stands for."""
+    return float(ffmt(x))
+
+
+def grid(spec: dict, key: str = "grid") -> list[float]:
+    """Resolve a grid specification to a list of rounded floats.
+
+    Parameters
+    ----------
+    spec : dict
+        One of ``{"geomspace": [a, b, n]}``, ``{"linspace": [a, b, n]}``, ``{"values": [...]}``.
+    key : str
+        Name of the config key, for error messages.
+    """
+    if not isinstance(spec, dict) or len(spec) != 1:
+        raise ConfigError(f"{key}: a grid is one of geomspace/linspace/values, got {spec!r}")
+    (kind, val), = spec.items()
+    if kind in ("geomspace", "linspace"):
+        if len(val) != 3:
+            raise ConfigError(f"{key}.{kind}: expected [start, stop, num], got {val!r}")
+        a, b, n = float(val[0]), float(val[1]), int(val[2])
+        if n < 1:
+            raise ConfigError(f"{key}.{kind}: num must be >= 1, got {n}")
+        if kind == "geomspace":
+            if a <= 0 or b <= 0:
+                raise ConfigError(f"{key}.geomspace: start and stop must be > 0, got {val!r}")
+            xs = np.geomspace(a, b, n)
+        else:
+            xs = np.linspace(a, b, n)
+    elif kind == "values":
+        xs = np.asarray(val, dtype=float)
+    else:
+        raise ConfigError(f"{key}: unknown grid kind {kind!r} (geomspace, linspace or values)")
+    out = sorted({fnum(x) for x in xs})
+    return out
+
+
+def as_list(v) -> list:
+    """A scalar or a list, as a list."""
+    return list(v) if isinstance(v, list | tuple) else [v]
+
+
+def _positive(v, key: str) -> None:
+    if not (isinstance(v, int | float) and not isinstance(v, bool) and v > 0
+            and math.isfinite(v)):
+        raise ConfigError(f"{key} must be a positive number, got {v!r}")
+
+
+def check(config: dict) -> None:
+    """Semantic checks that the JSON schema cannot express; raise :class:`ConfigError`."""
+    for name, exp in config["experiments"].items():
+        base = f"experiments.{name}"
+        channel = exp["channel"]
+        for i, rho in enumerate(as_list(exp["rho"])):
+            _positive(rho, f"{base}.rho[{i}]")
+        for i, T in enumerate(as_list(exp["T"])):
+            if not isinstance(T, int) or isinstance(T, bool) or T < 2:
+                raise ConfigError(f"{base}.T[{i}] must be an integer >= 2, got {T!r}")
+            if channel == "hardmax" and T != 2:
+                raise ConfigError(
+                    f"{base}.T[{i}]: hardmax is implemented for T = 2 only, got T={T}")
+        for stage in ("se", "small_width", *STAGES):
+            if stage not in exp:
+                continue
+            block = exp[stage]
+            for gk in ("alpha", "alpha_bar"):
+                if gk in block:
+                    for x in grid(block[gk], f"{base}.{stage}.{gk}"):
+                        _positive(x, f"{base}.{stage}.{gk}")
+            if stage in STAGES:
+                for i, T in enumerate(as_list(block.get("T", exp["T"]))):
+                    if T not in as_list(exp["T"]) and channel == "hardmax" and T != 2:
+                        raise ConfigError(f"{base}.{stage}.T[{i}]: hardmax needs T = 2")
+                for i, b in enumerate(as_list(block.get("beta", exp.get("beta", 1.0)))):
+                    _positive(b, f"{base}.{stage}.beta[{i}]")
+        if channel == "hardmax" and "beta" in exp and as_list(exp["beta"]) != [1.0]:
+            raise ConfigError(f"{base}.beta applies to softmax only")
+
+
+def _alphas_for(block: dict, rho: float, T: int, channel: str, key: str) -> list[float]:
+    if "alpha" in block:
+        return grid(block["alpha"], f"{key}.alpha")
+    if "alpha_bar" in block:
+        # alpha_bar = alpha (T^2 + T - 2) for softmax, alpha / rho for hardmax.
+        per = 1.0 / (T * T + T - 2) if channel == "softmax" else rho
+        return sorted({fnum(x * per) for x in grid(block["alpha_bar"], f"{key}.alpha_bar")})
+    raise ConfigError(f"{key}: needs an alpha or an alpha_bar grid")
+
+
+def se_alphas(config: dict, experiment: str, rho: float, T: int) -> list[float]:
+    """The alpha grid of the SE curve of ``experiment`` at ``(rho, T)``."""
+    exp = config["experiments"][experiment]
+    return _alphas_for(exp["se"], rho, T, exp["channel"], f"experiments.{experiment}.se")
+
+
+def se_variants(exp: dict) -> list[str]:
+    """Output-function variants of an experiment's SE (hardmax may add ``density``)."""
+    return as_list(exp["se"].get("variant", "exact"))
+
+
+def se_jobs(config: dict) -> list[dict]:
+    """One dict per SE curve file: experiment, channel, T, rho, variant."""
+    jobs = []
+    for name, exp in config["experiments"].items():
+        if "se" not in exp:
+            continue
+        for rho in as_list(exp["rho"]):
+            for T in as_list(exp.get("se", {}).get("T", exp["T"])):
+                for variant in se_variants(exp):
+                    jobs.append(dict(experiment=name, channel=exp["channel"], T=int(T),
+                                     rho=fnum(rho), variant=variant))
+    return jobs
+
+
+@dataclass(frozen=True, order=True)
+class TeacherKey:
+    """Parameters of one teacher-data file."""
+
+    channel: str
+    T: int
+    beta: float
+    rho: float
+    d: int
+    alpha: float
+    seed: int
+
+    def wildcards(self) -> dict:
+        return dict(channel=self.channel, T=self.T, beta=ffmt(self.beta), rho=ffmt(self.rho),
+                    d=self.d, alpha=ffmt(self.alpha), seed=self.seed)
+
+
+def stage_points(config: dict, experiment: str, stage: str) -> list[TeacherKey]:
+    """Teacher keys of one data stage (``amp`` or ``gd``) of an experiment."""
+    exp = config["experiments"][experiment]
+    block = exp[stage]
+    key = f"experiments.{experiment}.{stage}"
+    channel = exp["channel"]
+    betas = as_list(block.get("beta", exp.get("beta", 1.0))) if channel == "softmax" else [1.0]
+    out = []
+    for rho in as_list(block.get("rho", exp["rho"])):
+        for T in as_list(block.get("T", exp["T"])):
+            for d in as_list(block["d"]):
+                for beta in betas:
+                    for alpha in _alphas_for(block, rho, int(T), channel, key):
+                        for seed in range(int(block["seeds"])):
+                            out.append(TeacherKey(channel, int(T), fnum(beta), fnum(rho),
+                                                  int(d), alpha, seed))
+    return out
+
+
+def teacher_keys(config: dict, stages: Iterable[str] = STAGES) -> list[TeacherKey]:
+    """Every teacher-data file the configured data stages need (deduplicated, sorted)."""
+    keys = set()
+    for name, exp in config["experiments"].items():
+        for stage in stages:
+            if stage in exp:
+                keys.update(stage_points(config, name, stage))
+    return sorted(keys)

@@ -1,0 +1,210 @@
+"""The paper's figures, drawn from cached datasets (SPEC section 6).
+
+Each ``figN`` function takes already loaded :class:`xarray.Dataset` objects and a style dict and
+returns a :class:`matplotlib.figure.Figure`; :func:`save` writes it as PDF and PNG atomically.
+Colours are a fixed function of ``rho`` (:func:`rho_color`), so a given width has the same colour
+in every figure.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import xarray as xr  # noqa: E402
+
+__all__ = ["DEFAULT_STYLE", "rho_color", "T_color", "fig1a", "fig1b", "fig2a", "fig5", "save"]
+
+DEFAULT_STYLE: dict = {
+    "width": 4.8,
+    "height": 3.6,
+    "dpi": 150,
+    "font_size": 10,
+    "line_width": 1.6,
+    "marker_size": 4.0,
+    "cmap": "viridis",
+    "rho_range": [0.05, 5.0],
+}
+
+
+def _style(style: Mapping | None) -> dict:
+    s = dict(DEFAULT_STYLE)
+    if style:
+        s.update(style)
+    return s
+
+
+def rho_color(rho: float, style: Mapping | None = None):
+    """Colour of width ``rho``: position of ``log rho`` in ``style['rho_range']`` on the colormap.
+
+    ``rho = inf`` (the infinite-width line) is black.
+    """
+    s = _style(style)
+    if math.isinf(rho):
+        return "black"
+    lo, hi = (math.log(v) for v in s["rho_range"])
+    t = (math.log(rho) - lo) / (hi - lo)
+    return plt.get_cmap(s["cmap"])(0.05 + 0.85 * min(max(t, 0.0), 1.0))
+
+
+def T_color(T: int, style: Mapping | None = None):
+    """Colour of sequence length ``T`` (for the figures that vary T at fixed rho)."""
+    return plt.get_cmap("plasma")(0.1 + 0.75 * (T - 2) / 4.0)
+
+
+def _new(style: dict):
+    plt.rcParams.update({"font.size": style["font_size"], "axes.labelsize": style["font_size"] + 1,
+                         "legend.fontsize": style["font_size"] - 1, "text.usetex": False,
+                         "mathtext.fontset": "cm"})
+    fig, ax = plt.subplots(figsize=(style["width"], style["height"]), layout="constrained")
+    return fig, ax
+
+
+def _axes(ax, axes: Mapping | None):
+    axes = dict(axes or {})
+    if axes.get("xscale"):
+        ax.set_xscale(axes["xscale"])
+    if axes.get("yscale"):
+        ax.set_yscale(axes["yscale"])
+    if axes.get("xlim"):
+        ax.set_xlim(*axes["xlim"])
+    if axes.get("ylim"):
+        ax.set_ylim(*axes["ylim"])
+    ax.grid(True, which="major", alpha=0.25)
+
+
+def _fmt_rho(rho: float) -> str:
+    return f"{rho:g}"
+
+
+def _se_lines(ax, curves: Sequence[xr.Dataset], x: str, style: dict, label_fmt=None,
+              color_of=None):
+    """Draw SE curves; where the informed start disagrees, draw its branch dashed."""
+    for ds in sorted(curves, key=lambda c: c.attrs["rho"]):
+        rho = float(ds.attrs["rho"])
+        color = color_of(ds) if color_of else rho_color(rho, style)
+        xs = ds[x].values if x in ds.coords or x in ds else ds["alpha"].values
+        label = label_fmt(ds) if label_fmt else rf"$\rho={_fmt_rho(rho)}$"
+        ax.plot(xs, ds["error"].values, color=color, lw=style["line_width"], label=label)
+        dis = ds["disagree"].values.astype(bool)
+        if dis.any():
+            ax.plot(np.where(dis, xs, np.nan), np.where(dis, ds["error_informed"].values, np.nan),
+                    color=color, lw=0.8 * style["line_width"], ls="--")
+
+
+def _amp_markers(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=None,
+                 marker="o", label=None):
+    for agg in aggs:
+        rho = float(agg.attrs["rho"])
+        color = color_of(agg) if color_of else rho_color(rho, style)
+        xs = agg[x].values
+        ax.errorbar(xs, agg["mean"].values, yerr=agg["std"].values, fmt=marker, color=color,
+                    ms=style["marker_size"], mfc="white" if marker == "o" else color,
+                    mew=1.0, elinewidth=0.8, capsize=1.5, ls="none", label=label)
+        label = None
+
+
+def fig1a(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
+          axes: Mapping | None = None, style: Mapping | None = None):
+    """Hardmax, T = 2: error against alpha for each rho; SE lines and AMP markers (mean +- std)."""
+    s = _style(style)
+    fig, ax = _new(s)
+    _se_lines(ax, curves, "alpha", s)
+    if amp:
+        _amp_markers(ax, amp, "alpha", s, label="AMP")
+    _axes(ax, axes)
+    ax.set_xlabel(r"$\alpha = n/d^2$")
+    ax.set_ylabel(r"estimation error $\frac{1}{d}\|\hat S - S^*\|_F^2$")
+    ax.set_title(r"hardmax, $T=2$: Bayes-optimal error (SE)" + (" and AMP" if amp else ""))
+    ax.legend(loc="lower left", frameon=False)
+    return fig
+
+
+def fig1b(curves: Sequence[xr.Dataset], limit: xr.Dataset, *, axes: Mapping | None = None,
+          style: Mapping | None = None):
+    """Hardmax, T = 2: SE error against alpha_bar = alpha / rho, with the rho -> 0 limit."""
+    s = _style(style)
+    fig, ax = _new(s)
+    _se_lines(ax, curves, "alpha_bar", s)
+    ax.plot(limit["alpha_bar"].values, limit["error"].values, color="black", ls="--",
+            lw=s["line_width"], label=r"$\rho \to 0$")
+    thr = float(limit.attrs["threshold"])
+    ax.axvline(thr, color="gray", ls=":", lw=1.0)
+    ax.annotate(rf"$\bar\alpha_c \approx {thr:.4f}$", xy=(thr, 0.05), xytext=(4, 0),
+                textcoords="offset points", fontsize=s["font_size"] - 1, color="gray")
+    _axes(ax, axes)
+    ax.set_xlabel(r"$\bar\alpha = \alpha/\rho$")
+    ax.set_ylabel("estimation error (SE)")
+    ax.set_title(r"hardmax, $T=2$: SE against $\bar\alpha$, and $\rho \to 0$")
+    ax.legend(loc="lower left", frameon=False, ncol=2)
+    return fig
+
+
+def fig2a(curves: Sequence[xr.Dataset], *, axes: Mapping | None = None,
+          style: Mapping | None = None):
+    """Softmax, T = 2: SE error against alpha for each rho, plus the rho = infinity line."""
+    s = _style(style)
+    fig, ax = _new(s)
+    _se_lines(ax, curves, "alpha", s)
+    T = int(curves[0].attrs["T"])
+    k = T * T + T - 2
+    xmax = (axes or {}).get("xlim", [0, 1.0 / k * 1.12])[1]
+    xs = np.linspace(0.0, xmax, 400)
+    ax.plot(xs, np.clip(1.0 - k * xs, 0.0, None), color="black", ls="--", lw=s["line_width"],
+            label=r"$\rho=\infty$")
+    _axes(ax, axes)
+    ax.set_xlabel(r"$\alpha = n/d^2$")
+    ax.set_ylabel("estimation error (SE)")
+    ax.set_title(rf"softmax, $T={T}$: Bayes-optimal error")
+    ax.legend(loc="upper right", frameon=False)
+    return fig
+
+
+def fig5(curves: Sequence[xr.Dataset], *, axes: Mapping | None = None,
+         style: Mapping | None = None):
+    """Softmax SE for several T against alpha_bar = alpha (T^2 + T - 2): one curve for all T."""
+    s = _style(style)
+    fig, ax = _new(s)
+    styles = ["-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1))]
+    for i, ds in enumerate(sorted(curves, key=lambda c: int(c.attrs["T"]))):
+        T = int(ds.attrs["T"])
+        ax.plot(ds["alpha_bar"].values, ds["error"].values, color=T_color(T, s),
+                ls=styles[i % len(styles)], lw=s["line_width"], label=rf"$T={T}$")
+    rho = float(curves[0].attrs["rho"])
+    thr = 2 * rho - rho * rho if rho <= 1 else 1.0
+    ax.axvline(thr, color="gray", ls=":", lw=1.0)
+    ax.annotate(rf"$\bar\alpha_c = {thr:g}$", xy=(thr, 0.05), xytext=(4, 0),
+                textcoords="offset points", fontsize=s["font_size"] - 1, color="gray")
+    _axes(ax, axes)
+    ax.set_xlabel(r"$\bar\alpha = \alpha\,(T^2+T-2)$")
+    ax.set_ylabel("estimation error (SE)")
+    ax.set_title(rf"softmax, $\rho={_fmt_rho(rho)}$: all $T$ collapse in $\bar\alpha$")
+    ax.legend(loc="upper right", frameon=False)
+    return fig
+
+
+def save(fig, paths: Sequence[str | os.PathLike], dpi: int | None = None) -> None:
+    """Save ``fig`` to each path (format from the suffix), atomically, then close it."""
+    for p in paths:
+        p = Path(p)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.stem}.", suffix=p.suffix, dir=p.parent)
+        os.close(fd)
+        try:
+            fig.savefig(tmp, dpi=dpi, metadata={"CreationDate": None} if p.suffix == ".pdf"
+                        else {"Software": None})
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, p)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+    plt.close(fig)

@@ -1,0 +1,121 @@
+"""netCDF caches: atomic writes, provenance attributes, teacher-data files, code versions."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from . import __version__
+from .model import TeacherData
+
+__all__ = ["code_version", "write_netcdf", "read_netcdf", "teacher_to_dataset",
+           "teacher_from_dataset", "save_teacher", "load_teacher"]
+
+_PKG = Path(__file__).resolve().parent
+
+
+def code_version(*modules: str) -> str:
+    """Version string of the package plus a hash of the named modules' source files.
+
+    ``code_version("amp", "channels")`` changes when ``amp.py`` or ``channels.py`` changes, so a
+    Snakemake rule that passes it as a ``params:`` entry re-runs exactly when the code its results
+    depend on changes.  With no names, every module of the package is hashed.
+    """
+    names = sorted(modules) if modules else sorted(p.stem for p in _PKG.glob("*.py"))
+    h = hashlib.sha256()
+    for name in names:
+        path = _PKG / f"{name}.py"
+        if not path.is_file():
+            raise ValueError(f"aimlib has no module {name!r}")
+        h.update(name.encode())
+        h.update(path.read_bytes())
+    return f"{__version__}+{h.hexdigest()[:12]}"
+
+
+def _encoding(ds: xr.Dataset, compress_above: int = 4096) -> dict:
+    enc = {}
+    for name, var in ds.variables.items():
+        if var.dtype.kind in "fiu" and var.size > compress_above:
+            enc[name] = {"zlib": True, "complevel": 4, "shuffle": True}
+    return enc
+
+
+def write_netcdf(ds: xr.Dataset, path: str | os.PathLike, *, config: dict | None = None,
+                 version: str | None = None) -> None:
+    """Write ``ds`` to ``path`` atomically (temporary file in the same folder, then ``os.replace``).
+
+    ``config`` (the resolved configuration) is stored as a JSON attribute and ``version`` as
+    ``code_version``; large numeric arrays are compressed.  An interrupted or failed write leaves no
+    file at ``path``.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ds = ds.copy()
+    if config is not None:
+        ds.attrs["config"] = json.dumps(config, sort_keys=True)
+    if version is not None:
+        ds.attrs["code_version"] = version
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    try:
+        ds.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=_encoding(ds))
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def read_netcdf(path: str | os.PathLike) -> xr.Dataset:
+    """Read a cache file fully into memory (the file is closed on return)."""
+    with xr.open_dataset(path, engine="netcdf4") as ds:
+        return ds.load()
+
+
+def teacher_to_dataset(data: TeacherData) -> xr.Dataset:
+    """Teacher data as a Dataset: ``W``, ``labels`` and the token seed (tokens are regenerated)."""
+    label_dims = ("sample", "a") if data.channel == "hardmax" else ("sample", "a", "b")
+    ds = xr.Dataset(
+        {
+            "W": (("i", "k"), data.W),
+            "labels": (label_dims, data.labels),
+        }
+    )
+    ds.attrs.update(channel=data.channel, T=data.T, beta=data.beta, rho=data.rho,
+                    alpha=data.alpha, d=data.d, seed=data.seed, n=data.n, r=data.r,
+                    token_entropy=json.dumps([str(e) for e in data.token_entropy]))
+    ds["labels"].attrs["description"] = (
+        "hardmax: argmax index of each row" if data.channel == "hardmax"
+        else "softmax outputs y_ab")
+    return ds
+
+
+def teacher_from_dataset(ds: xr.Dataset) -> TeacherData:
+    """Inverse of :func:`teacher_to_dataset`."""
+    a = ds.attrs
+    return TeacherData(
+        channel=str(a["channel"]), T=int(a["T"]), beta=float(a["beta"]), rho=float(a["rho"]),
+        alpha=float(a["alpha"]), d=int(a["d"]), seed=int(a["seed"]),
+        W=np.asarray(ds["W"].values, dtype=np.float64),
+        labels=np.asarray(ds["labels"].values),
+        token_entropy=tuple(int(e) for e in json.loads(a["token_entropy"])),
+    )
+
+
+def save_teacher(data: TeacherData, path, **kw) -> None:
+    """Write teacher data to netCDF (see :func:`write_netcdf` for the keywords)."""
+    write_netcdf(teacher_to_dataset(data), path, **kw)
+
+
+def load_teacher(path) -> TeacherData:
+    """Read teacher data written by :func:`save_teacher`."""
+    return teacher_from_dataset(read_netcdf(path))

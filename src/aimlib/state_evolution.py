@@ -1,0 +1,420 @@
+"""State evolution of the Bayes-optimal estimator (replica-symmetric fixed point, SPEC section 3).
+
+The overlap ``q`` in ``[rho, Q0]`` (``Q0 = 1 + rho``) solves
+
+    q = Q0 - mmse(1 / q_hat),      q_hat = channel.q_hat(alpha, q, V = Q0 - q),
+
+and the Bayes-optimal estimation error is ``Q0 - q``.  Each fixed point is found by monotone
+iteration from a start point, accelerated by Aitken extrapolation and finished by a bracketing
+root finder once a sign change of ``F(q) - q`` is found; it is solved from the uninformed start
+``q = rho`` (the point AMP reaches) and from an informed start near ``Q0``, and a disagreement of
+the two (a first-order transition) is reported.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+from scipy.optimize import brentq
+
+from . import prior
+from .channels import Hardmax, Softmax, hardmax_second_moment, make_channel
+
+__all__ = [
+    "FixedPointResult",
+    "SEResult",
+    "fixed_point",
+    "solve",
+    "curve",
+    "alpha_bar",
+    "softmax_perfect_recovery_threshold",
+    "small_width_threshold",
+    "small_width_solve",
+    "small_width_curve",
+]
+
+#: Tolerance on ``|F(q) - q|`` for every fixed point.
+TOL = 1e-10
+#: Relative distance of the informed start from perfect recovery: ``V0 = INFORMED_V * Q0``.
+INFORMED_V = 1e-6
+#: Two starts disagreeing by more than this (in error) signal a first-order transition.
+DISAGREE = 1e-6
+
+
+@dataclass(frozen=True)
+class FixedPointResult:
+    """Result of :func:`fixed_point`: the fixed point, work done, and whether it converged."""
+
+    q: float
+    iterations: int
+    converged: bool
+    residual: float
+
+
+def fixed_point(
+    F: Callable[[float], float],
+    q0: float,
+    lo: float,
+    hi: float,
+    tol: float = TOL,
+    max_iter: int = 5000,
+) -> FixedPointResult:
+    """Solve ``q = F(q)`` for a monotone increasing map ``F`` of ``[lo, hi]`` into itself.
+
+    From ``q0`` the iteration ``q <- F(q)`` moves monotonically to the nearest fixed point in the
+    direction of ``F(q0) - q0``.  Every two steps an Aitken extrapolation ``z`` is tried: if the
+    residual changes sign at ``z``, the fixed point is bracketed and finished with Brent's method;
+    otherwise the iteration continues from ``z``.  A step counts as converged when
+    ``|F(q) - q| < tol`` *and* the residuals contract (ratio ``lam < 1``) with an extrapolated
+    distance ``|F(q) - q| lam / (1 - lam)`` below ``tol``: near a marginally stable point the steps
+    are tiny without the iterate being close, and the first criterion alone stops there.
+    ``iterations`` counts evaluations of ``F``.
+
+    Parameters
+    ----------
+    F : callable
+        The map; must be increasing on ``[lo, hi]``.
+    q0 : float
+        Start point.
+    lo, hi : float
+        Bounds of the domain.
+    tol : float
+        Convergence criterion.
+    max_iter : int
+        Maximum number of evaluations of ``F``.
+    """
+    evals = 0
+
+    def resid(x: float) -> float:
+        nonlocal evals
+        evals += 1
+        return F(x) - x
+
+    def bracket(a: float, b: float) -> FixedPointResult:
+        a, b = min(a, b), max(a, b)
+        if b - a < tol:
+            return FixedPointResult(0.5 * (a + b), evals, True, b - a)
+        root, info = brentq(resid, a, b, xtol=0.01 * tol, rtol=4 * np.finfo(float).eps,
+                            maxiter=max(10, max_iter - evals), full_output=True, disp=False)
+        res = abs(resid(root))
+        return FixedPointResult(float(root), evals, bool(info.converged and res < 10 * tol), res)
+
+    x = min(max(float(q0), lo), hi)
+    r = resid(x)
+    r_prev = math.nan
+    hist: list[float] = [x]
+    while evals < max_iter:
+        if r == 0.0:
+            return FixedPointResult(x, evals, True, 0.0)
+        lam = r / r_prev if r_prev == r_prev and r_prev != 0.0 else math.nan
+        if abs(r) < tol and 0.0 <= lam < 1.0 and abs(r) * lam / (1.0 - lam) < tol:
+            return FixedPointResult(x + r, evals, True, abs(r))
+        sgn = 1.0 if r > 0 else -1.0
+        y = min(max(x + r, lo), hi)
+        hist.append(y)
+        ry = resid(y)
+        if ry == 0.0:
+            return FixedPointResult(y, evals, True, 0.0)
+        if math.copysign(1.0, ry) != sgn:
+            return bracket(x, y)  # the fixed point lies between x and y
+        x, r_prev, r = y, r, ry
+        if len(hist) >= 3:
+            a, b, c = hist[-3], hist[-2], hist[-1]
+            denom = c - 2.0 * b + a
+            if denom != 0.0 and (c - b) * (b - a) > 0:
+                z = c - (c - b) ** 2 / denom
+                if (z - c) * sgn > 0:
+                    z = min(max(z, lo), hi)
+                    rz = resid(z)
+                    if rz == 0.0:
+                        return FixedPointResult(z, evals, True, 0.0)
+                    if math.copysign(1.0, rz) != sgn:
+                        return bracket(x, z)
+                    x, r_prev, r = z, math.nan, rz
+                    hist = [z]
+    return FixedPointResult(x + r, evals, False, abs(r))
+
+
+@dataclass(frozen=True)
+class SEResult:
+    """State-evolution fixed point at one ``(channel, alpha, rho, T, beta)``.
+
+    Attributes
+    ----------
+    error : float
+        Bayes-optimal error ``Q0 - q`` from the uninformed start (the point AMP reaches).
+    q, q_hat : float
+        Order parameters at that fixed point.
+    iterations : int
+        Evaluations of the SE map (uninformed start).
+    converged : bool
+        Whether ``|F(q) - q| < tol``.
+    error_informed, q_informed, iterations_informed, converged_informed
+        The same from the informed start near ``Q0``.
+    """
+
+    channel: str
+    alpha: float
+    rho: float
+    T: int
+    beta: float
+    error: float
+    q: float
+    q_hat: float
+    iterations: int
+    converged: bool
+    error_informed: float
+    q_informed: float
+    iterations_informed: int
+    converged_informed: bool
+
+    @property
+    def disagree(self) -> bool:
+        """Whether the two starts reach different fixed points (first-order transition)."""
+        return abs(self.error - self.error_informed) > DISAGREE
+
+
+def _check_alpha(alpha: float) -> float:
+    alpha = float(alpha)
+    if not (alpha > 0 and math.isfinite(alpha)):
+        raise ValueError(f"alpha must be a positive finite number, got alpha={alpha!r}")
+    return alpha
+
+
+def alpha_bar(channel: str, alpha, rho: float, T: int = 2):
+    """Rescaled sample ratio: ``alpha (T^2 + T - 2)`` for softmax, ``alpha / rho`` for hardmax."""
+    if channel == "softmax":
+        return np.asarray(alpha) * (T * T + T - 2)
+    if channel == "hardmax":
+        return np.asarray(alpha) / rho
+    raise ValueError(f"channel must be 'softmax' or 'hardmax', got channel={channel!r}")
+
+
+def _se_map(ch, alpha: float, rho: float) -> Callable[[float], float]:
+    Q0 = 1.0 + rho
+
+    def F(q: float) -> float:
+        V = Q0 - q
+        if V <= 0.0:
+            return Q0
+        qh = ch.q_hat(alpha, q, V)
+        if not qh > 0:
+            return rho
+        return Q0 - prior.mmse(1.0 / qh, rho)
+
+    return F
+
+
+def _solve_channel(ch, alpha: float, rho: float, q_start: float, tol: float) -> FixedPointResult:
+    Q0 = 1.0 + rho
+    return fixed_point(_se_map(ch, alpha, rho), q_start, rho, Q0, tol=tol)
+
+
+def _result(ch, alpha, rho, beta, unf: FixedPointResult, inf: FixedPointResult) -> SEResult:
+    Q0 = 1.0 + rho
+
+    def qh(q):
+        V = Q0 - q
+        return math.inf if V <= 0 else ch.q_hat(alpha, q, V)
+
+    return SEResult(
+        channel=ch.name, alpha=alpha, rho=rho, T=ch.T, beta=beta,
+        error=max(Q0 - unf.q, 0.0), q=unf.q, q_hat=qh(unf.q),
+        iterations=unf.iterations, converged=unf.converged,
+        error_informed=max(Q0 - inf.q, 0.0), q_informed=inf.q,
+        iterations_informed=inf.iterations, converged_informed=inf.converged,
+    )
+
+
+def _informed_start(rho: float) -> float:
+    Q0 = 1.0 + rho
+    return Q0 * (1.0 - INFORMED_V)
+
+
+def solve(
+    channel: str,
+    alpha: float,
+    rho: float,
+    T: int = 2,
+    beta: float = 1.0,
+    *,
+    variant: str = "exact",
+    tol: float = TOL,
+) -> SEResult:
+    """State-evolution fixed point for one parameter point.
+
+    Parameters
+    ----------
+    channel : {"softmax", "hardmax"}
+        Output channel.
+    alpha : float
+        Sample ratio ``n / d^2``, ``> 0``.
+    rho : float
+        Width ratio ``r / d``, ``> 0``.
+    T : int
+        Tokens per sequence, ``>= 2`` (hardmax: 2 only).
+    beta : float
+        Softmax inverse temperature (SE does not depend on it).
+    variant : {"exact", "density"}
+        Hardmax output function; ``"density"`` is the published error of SPEC section 7.
+    tol : float
+        Fixed-point tolerance on ``|F(q) - q|``.
+
+    Returns
+    -------
+    SEResult
+    """
+    alpha = _check_alpha(alpha)
+    rho = prior._check_rho(rho)
+    ch = make_channel(channel, T=T, beta=beta, variant=variant)
+    unf = _solve_channel(ch, alpha, rho, rho, tol)
+    inf = _solve_channel(ch, alpha, rho, _informed_start(rho), tol)
+    return _result(ch, alpha, rho, float(beta), unf, inf)
+
+
+def curve(
+    channel: str,
+    alphas: Sequence[float] | np.ndarray,
+    rho: float,
+    T: int = 2,
+    beta: float = 1.0,
+    *,
+    variant: str = "exact",
+    tol: float = TOL,
+) -> xr.Dataset:
+    """State-evolution curve over a grid of ``alpha``.
+
+    The uninformed branch is followed upward in ``alpha`` and the informed branch downward, each
+    fixed point starting from its neighbour's (exact, because the SE map is increasing in both
+    ``q`` and ``alpha``, so the branches are monotone in ``alpha``).
+
+    Returns
+    -------
+    xarray.Dataset
+        Variables ``error``, ``q``, ``q_hat``, ``iterations``, ``converged``, ``error_informed``,
+        ``converged_informed``, ``disagree`` on coordinate ``alpha`` (with ``alpha_bar`` as a
+        second coordinate); parameters as attributes.
+    """
+    a = np.asarray(alphas, dtype=np.float64).ravel()
+    if a.size == 0:
+        raise ValueError("alphas must not be empty")
+    for v in a:
+        _check_alpha(v)
+    rho = prior._check_rho(rho)
+    ch = make_channel(channel, T=T, beta=beta, variant=variant)
+    Q0 = 1.0 + rho
+    order = np.argsort(a, kind="stable")
+    unf: dict[int, FixedPointResult] = {}
+    q_prev = rho
+    for i in order:
+        res = _solve_channel(ch, float(a[i]), rho, q_prev, tol)
+        unf[i] = res
+        q_prev = max(rho, min(res.q, Q0))
+    inf: dict[int, FixedPointResult] = {}
+    q_prev = _informed_start(rho)
+    for i in order[::-1]:
+        res = _solve_channel(ch, float(a[i]), rho, q_prev, tol)
+        inf[i] = res
+        q_prev = max(rho, min(res.q, _informed_start(rho)))
+    results = [_result(ch, float(a[i]), rho, float(beta), unf[i], inf[i]) for i in range(a.size)]
+    return _results_dataset(results, a, ch, rho, beta, variant, tol)
+
+
+def _results_dataset(results, a, ch, rho, beta, variant, tol) -> xr.Dataset:
+    def col(name, dtype=np.float64):
+        return ("alpha", np.array([getattr(r, name) for r in results], dtype=dtype))
+
+    ds = xr.Dataset(
+        {
+            "error": col("error"),
+            "q": col("q"),
+            "q_hat": col("q_hat"),
+            "iterations": col("iterations", np.int64),
+            "converged": col("converged", np.int8),
+            "error_informed": col("error_informed"),
+            "converged_informed": col("converged_informed", np.int8),
+            "disagree": ("alpha", np.array([r.disagree for r in results], dtype=np.int8)),
+        },
+        coords={"alpha": a, "alpha_bar": ("alpha", alpha_bar(ch.name, a, rho, ch.T))},
+    )
+    ds.attrs.update(
+        channel=ch.name, rho=float(rho), T=int(ch.T), beta=float(beta), variant=variant,
+        Q0=1.0 + float(rho), tol=float(tol),
+    )
+    ds["error"].attrs["long_name"] = "Bayes-optimal estimation error Q0 - q (uninformed start)"
+    ds["error_informed"].attrs["long_name"] = "error of the fixed point reached from near Q0"
+    return ds
+
+
+# --------------------------------------------------------------------------------------------
+# closed forms and limits
+# --------------------------------------------------------------------------------------------
+
+
+def softmax_perfect_recovery_threshold(rho: float) -> float:
+    """``alpha_bar_c = 2 rho - rho^2`` for ``rho <= 1`` and 1 for ``rho >= 1``."""
+    rho = prior._check_rho(rho)
+    return 2.0 * rho - rho * rho if rho <= 1.0 else 1.0
+
+
+def small_width_threshold(variant: str = "exact") -> float:
+    """Weak-recovery threshold of the hardmax small-width limit, ``1 / (2 E[sum w g^2])`` at
+    ``q = 0, V = 1`` (about 0.4034; 0.5633 with the published density ``g_out``)."""
+    Hardmax(variant=variant)  # validates the variant
+    return 1.0 / (2.0 * hardmax_second_moment(0.0, 1.0, density=(variant == "density")))
+
+
+@dataclass(frozen=True)
+class SmallWidthResult:
+    """Fixed point of the rho -> 0 hardmax equations at one ``alpha_bar``."""
+
+    alpha_bar: float
+    error: float
+    q: float
+    iterations: int
+    converged: bool
+
+
+def small_width_solve(abar: float, variant: str = "exact", tol: float = TOL) -> SmallWidthResult:
+    """Hardmax small-width limit at ``alpha_bar = alpha / rho``: ``Q0 = 1``,
+    ``q = (1 - t)^2`` for ``t < 1`` (else 0), ``t = 1 / (2 alpha_bar E[sum w g^2](q, 1 - q))``."""
+    abar = float(abar)
+    if not (abar > 0 and math.isfinite(abar)):
+        raise ValueError(f"alpha_bar must be a positive finite number, got alpha_bar={abar!r}")
+    dens = variant == "density"
+    Hardmax(variant=variant)
+
+    def F(q: float) -> float:
+        V = 1.0 - q
+        if V <= 0:
+            return 1.0
+        t = 1.0 / (2.0 * abar * hardmax_second_moment(q, V, density=dens))
+        return (1.0 - t) ** 2 if t < 1.0 else 0.0
+
+    res = fixed_point(F, 0.0, 0.0, 1.0, tol=tol)
+    return SmallWidthResult(abar, 1.0 - res.q, res.q, res.iterations, res.converged)
+
+
+def small_width_curve(alpha_bars, variant: str = "exact", tol: float = TOL) -> xr.Dataset:
+    """:func:`small_width_solve` over a grid, as a Dataset on coordinate ``alpha_bar``."""
+    ab = np.asarray(alpha_bars, dtype=np.float64).ravel()
+    res = [small_width_solve(v, variant, tol) for v in ab]
+    ds = xr.Dataset(
+        {
+            "error": ("alpha_bar", np.array([r.error for r in res])),
+            "q": ("alpha_bar", np.array([r.q for r in res])),
+            "iterations": ("alpha_bar", np.array([r.iterations for r in res], dtype=np.int64)),
+            "converged": ("alpha_bar", np.array([r.converged for r in res], dtype=np.int8)),
+        },
+        coords={"alpha_bar": ab},
+    )
+    ds.attrs.update(channel="hardmax", rho=0.0, T=2, variant=variant, tol=float(tol),
+                    threshold=small_width_threshold(variant))
+    return ds
+
+
+__all__ += ["SmallWidthResult", "Softmax", "Hardmax"]

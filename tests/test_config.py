@@ -1,0 +1,109 @@
+"""Configuration: schema, semantic checks, grids and the jobs they imply."""
+
+import copy
+
+import jsonschema
+import pytest
+import yaml
+
+from aimlib import config as cfg
+
+
+@pytest.fixture(scope="module")
+def schema(root):
+    return yaml.safe_load((root / "config" / "schema.yaml").read_text())
+
+
+@pytest.fixture(scope="module", params=["config.yaml", "quick.yaml"])
+def conf(request, root):
+    return yaml.safe_load((root / "config" / request.param).read_text())
+
+
+def _errors(schema, conf):
+    v = jsonschema.Draft202012Validator(schema)
+    return sorted(v.iter_errors(conf), key=lambda e: e.json_path)
+
+
+def test_shipped_configs_valid(schema, conf):
+    assert _errors(schema, conf) == []
+    cfg.check(conf)
+
+
+@pytest.mark.parametrize("path,value,key", [
+    (("experiments", "fig1a", "rho"), [0.2, -0.5], "experiments.fig1a.rho"),
+    (("experiments", "fig2a", "rho"), 0.0, "experiments.fig2a.rho"),
+    (("experiments", "fig2a", "T"), 1, "experiments.fig2a.T"),
+    (("experiments", "fig1a", "channel"), "relu", "experiments.fig1a.channel"),
+    (("experiments", "fig1a", "se", "alpha"), {"geomspace": [0.0, 1.0, 4]},
+     "experiments.fig1a.se.alpha"),
+    (("experiments", "fig1a", "amp", "seeds"), 0, "experiments.fig1a.amp.seeds"),
+    (("seed",), -3, "seed"),
+])
+def test_schema_errors_name_the_key(schema, conf, path, value, key):
+    bad = copy.deepcopy(conf)
+    node = bad
+    for p in path[:-1]:
+        node = node[p]
+    node[path[-1]] = value
+    errs = _errors(schema, bad)
+    assert errs, "the schema accepted an impossible value"
+    assert any(e.json_path.lstrip("$.").startswith(key) for e in errs), [e.json_path for e in errs]
+
+
+def test_semantic_check_hardmax_T(conf):
+    bad = copy.deepcopy(conf)
+    bad["experiments"]["fig1a"]["T"] = 3
+    with pytest.raises(cfg.ConfigError, match=r"experiments\.fig1a\.T.*hardmax"):
+        cfg.check(bad)
+
+
+def test_semantic_check_alpha_grid(conf):
+    bad = copy.deepcopy(conf)
+    bad["experiments"]["fig2a"]["se"]["alpha"] = {"linspace": [0.0, 0.2, 5]}
+    with pytest.raises(cfg.ConfigError, match=r"experiments\.fig2a\.se\.alpha"):
+        cfg.check(bad)
+
+
+def test_grids_rounded_once():
+    g = cfg.grid({"geomspace": [0.03, 8.0, 32]})
+    assert len(g) == 32 and g[0] == 0.03 and g[-1] == 8.0
+    assert all(cfg.fnum(x) == x for x in g)
+    assert cfg.grid({"values": [0.3, 0.1, 0.1]}) == [0.1, 0.3]
+    assert cfg.ffmt(1.0) == "1.0" and cfg.ffmt(0.0379468) == "0.0379468"
+    assert cfg.ffmt(1e-5) == "1e-05"
+    with pytest.raises(cfg.ConfigError, match="num"):
+        cfg.grid({"linspace": [0, 1, 0]}, "x")
+
+
+def test_alpha_bar_grids():
+    conf = {"experiments": {
+        "s": {"channel": "softmax", "rho": 0.5, "T": [2, 3], "se": {"alpha_bar": {"values": [1.0]}}},
+        "h": {"channel": "hardmax", "rho": 0.2, "T": 2, "se": {"alpha_bar": {"values": [1.0]}}},
+    }}
+    assert cfg.se_alphas(conf, "s", 0.5, 2) == [0.25]
+    assert cfg.se_alphas(conf, "s", 0.5, 3) == [0.1]
+    assert cfg.se_alphas(conf, "h", 0.2, 2) == [0.2]
+
+
+def test_teacher_keys_paper_preset(root):
+    conf = yaml.safe_load((root / "config" / "config.yaml").read_text())
+    keys = cfg.teacher_keys(conf)
+    assert len(keys) == len(set(keys))
+    fig1a = cfg.stage_points(conf, "fig1a", "amp")
+    assert len(fig1a) == 5 * 32 * 16
+    assert {k.d for k in fig1a} == {100}
+    gd = cfg.stage_points(conf, "fig2b", "gd")
+    assert {k.T for k in gd} == {2, 3, 4, 5, 6} and len(gd) == 5 * 32 * 16
+
+
+def test_paper_cache_size_budget(root):
+    """The whole teacher-data cache of the paper preset stays well under 5 GB."""
+    conf = yaml.safe_load((root / "config" / "config.yaml").read_text())
+    from aimlib.model import sizes
+
+    total = 0
+    for k in cfg.teacher_keys(conf):
+        r, n = sizes(k.alpha, k.rho, k.d)
+        labels = n * k.T * (1 if k.channel == "hardmax" else 8 * k.T)
+        total += 8 * k.d * r + labels
+    assert total < 4e9

@@ -1,0 +1,125 @@
+"""The attention-indexed model: normalisation, outputs, reproducibility, caches."""
+
+import math
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from aimlib import io, model
+from aimlib.model import CHUNK
+
+
+def test_teacher_normalisation():
+    rng = np.random.default_rng(0)
+    d, rho = 600, 0.5
+    _, S = model.teacher(d, round(rho * d), rng)
+    assert np.trace(S) / d == pytest.approx(math.sqrt(rho), rel=0.01)
+    assert np.sum(S * S) / d == pytest.approx(1 + rho, rel=0.02)
+    assert np.allclose(S, S.T)
+
+
+def test_index_variances():
+    """Under the prior, Var h_aa = 2 Q0 and Var h_ab = Q0."""
+    data = model.generate("softmax", 6.0, 0.5, 3, 60, seed=0)
+    h = np.concatenate([model.attention_indices(X, data.S) for _, _, X in data.chunks()])
+    Q0 = np.sum(data.S**2) / data.d  # finite-d value of (1/d) Tr S^2
+    diag = np.concatenate([h[:, a, a] for a in range(3)])
+    off = np.concatenate([h[:, 0, 1], h[:, 0, 2], h[:, 1, 2]])
+    assert np.var(diag) == pytest.approx(2 * Q0, rel=0.04)
+    assert np.var(off) == pytest.approx(Q0, rel=0.04)
+    assert np.mean(diag) == pytest.approx(0.0, abs=0.03)
+
+
+def test_outputs():
+    data = model.generate("softmax", 0.3, 0.5, 4, 30, seed=1, beta=2.0)
+    y = data.outputs()
+    assert y.shape == (data.n, 4, 4)
+    np.testing.assert_allclose(y.sum(axis=-1), 1.0, rtol=1e-14)
+    h = model.attention_indices(data.tokens(), data.S)
+    np.testing.assert_allclose(y, model.softmax_output(h, 2.0), rtol=1e-13)
+    hm = model.generate("hardmax", 0.3, 0.5, 2, 30, seed=1)
+    hh = model.attention_indices(hm.tokens(), hm.S)
+    assert np.array_equal(hm.labels, np.argmax(hh, axis=-1))
+    assert hm.outputs().sum() == 2 * hm.n
+
+
+def test_sizes_and_errors():
+    r, n = model.sizes(0.5, 0.2, 50)
+    assert (r, n) == (10, 1250)
+    data = model.generate("hardmax", 0.5, 0.5, 2, 80, seed=2)
+    assert data.estimation_error(math.sqrt(0.5) * np.eye(80)) == pytest.approx(1.0, abs=0.1)
+    _, S2 = model.teacher(80, 40, np.random.default_rng(9))
+    assert data.estimation_error(S2) == pytest.approx(2.0, abs=0.2)
+    assert data.estimation_error(data.S) == 0.0
+    rng = np.random.default_rng(0)
+    assert data.test_error(data.S, 100, rng) == 0.0
+
+
+def test_tokens_regenerate_bit_for_bit():
+    data = model.generate("softmax", 4.0, 0.5, 2, 50, seed=3)
+    assert data.n > 2 * CHUNK
+    full = data.tokens()
+    for a, b in [(0, 10), (CHUNK - 5, CHUNK + 7), (2 * CHUNK + 1, data.n)]:
+        assert np.array_equal(data.tokens(a, b), full[a:b])
+    parts = np.concatenate([X for _, _, X in data.chunks(size=1000)])
+    assert np.array_equal(parts, full)
+
+
+def test_reproducible_and_independent():
+    a = model.generate("softmax", 0.2, 0.5, 2, 40, seed=5, base_seed=1)
+    b = model.generate("softmax", 0.2, 0.5, 2, 40, seed=5, base_seed=1)
+    c = model.generate("softmax", 0.2, 0.5, 2, 40, seed=6, base_seed=1)
+    d = model.generate("softmax", 0.2, 0.5, 2, 40, seed=5, base_seed=2)
+    e = model.generate("softmax", 0.25, 0.5, 2, 40, seed=5, base_seed=1)
+    assert np.array_equal(a.W, b.W) and np.array_equal(a.labels, b.labels)
+    for other in (c, d, e):
+        assert not np.array_equal(a.W, other.W)
+
+
+def test_teacher_roundtrip_and_provenance(tmp_path):
+    data = model.generate("hardmax", 0.4, 0.5, 2, 40, seed=0)
+    path = tmp_path / "t.nc"
+    io.save_teacher(data, path, config={"seed": 1}, version=io.code_version("model"))
+    back = io.load_teacher(path)
+    assert np.array_equal(back.W, data.W) and np.array_equal(back.labels, data.labels)
+    assert np.array_equal(back.tokens(3, 900), data.tokens(3, 900))
+    ds = io.read_netcdf(path)
+    assert ds.attrs["config"] == '{"seed": 1}'
+    assert ds.attrs["code_version"].startswith("0.1.0+")
+
+
+def test_netcdf_bitwise_reproducible(tmp_path):
+    data = model.generate("softmax", 0.3, 0.5, 3, 40, seed=0)
+    io.save_teacher(data, tmp_path / "a.nc", config={"x": 1})
+    io.save_teacher(model.generate("softmax", 0.3, 0.5, 3, 40, seed=0), tmp_path / "b.nc",
+                    config={"x": 1})
+    assert (tmp_path / "a.nc").read_bytes() == (tmp_path / "b.nc").read_bytes()
+
+
+def test_failed_write_leaves_nothing(tmp_path):
+    path = tmp_path / "bad.nc"
+    ds = xr.Dataset({"x": ("i", np.array([object(), object()]))})
+    with pytest.raises(Exception):  # noqa: B017  (any serialisation error)
+        io.write_netcdf(ds, path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_code_version_tracks_source():
+    v1 = io.code_version("model")
+    assert v1 == io.code_version("model")
+    assert v1 != io.code_version("prior")
+    with pytest.raises(ValueError, match="module"):
+        io.code_version("nonexistent")
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(alpha=0.0), "alpha"), (dict(alpha=-0.1), "alpha"), (dict(rho=0.0), "rho"),
+    (dict(T=1), "T"), (dict(channel="hardmax", T=3), "T"), (dict(seed=-1), "seed"),
+    (dict(d=1), "d"),
+])
+def test_generate_rejects_bad_input(kw, match):
+    args = dict(channel="softmax", alpha=0.1, rho=0.5, T=2, d=20, seed=0)
+    args.update(kw)
+    with pytest.raises(ValueError, match=match):
+        model.generate(**args)

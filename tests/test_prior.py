@@ -1,0 +1,155 @@
+"""Prior channel: spectral density, support, MMSE and RIE against independent checks."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.integrate import quad
+
+from aimlib import prior
+from aimlib.model import teacher
+
+
+def _moments_quad(delta, rho):
+    """Moments of mu_Delta by adaptive quadrature (independent of the module's own rule)."""
+    out = np.zeros(3)
+    for a, b in prior.support(delta, rho):
+        for p in range(3):
+            out[p] += quad(lambda x, p=p: float(prior.density(x, delta, rho)) * x**p, a, b,
+                           limit=400, epsabs=1e-13, epsrel=1e-12)[0]
+    return out
+
+
+@pytest.mark.parametrize(
+    "rho,delta",
+    [(0.5, 1.0), (0.5, 0.01), (0.05, 0.01), (0.2, 0.1), (0.1, 1e-4), (1.0, 0.3), (2.0, 0.05),
+     (5.0, 3.0), (0.05, 10.0)],
+)
+def test_density_moments(rho, delta):
+    mass, mean, second = _moments_quad(delta, rho)
+    assert mass == pytest.approx(1.0, abs=1e-8)
+    assert mean == pytest.approx(math.sqrt(rho), abs=1e-8)
+    assert second == pytest.approx(1.0 + rho + delta, rel=1e-8)
+
+
+@pytest.mark.parametrize("rho,delta,m", [(0.05, 0.01, 2), (0.2, 0.1, 2), (0.1, 1e-4, 2),
+                                         (0.5, 1.0, 1), (2.0, 0.05, 1), (0.05, 10.0, 1)])
+def test_support_intervals(rho, delta, m):
+    edges = prior.support(delta, rho)
+    assert edges.shape == (m, 2)
+    assert np.all(np.diff(edges.ravel()) > 0)
+    # Zero density outside, positive inside.
+    lo, hi = edges[0, 0], edges[-1, 1]
+    w = hi - lo
+    assert np.all(prior.density(np.array([lo - 0.01 * w, hi + 0.01 * w]), delta, rho) == 0)
+    mids = edges.mean(axis=1)
+    assert np.all(prior.density(mids, delta, rho) > 0)
+    if m == 2:
+        gap = 0.5 * (edges[0, 1] + edges[1, 0])
+        assert prior.density(gap, delta, rho) == 0
+
+
+@pytest.mark.parametrize("rho,delta", [(0.2, 0.05), (0.5, 0.5), (2.0, 0.2)])
+def test_density_matches_sampled_spectrum(rho, delta):
+    """Eigenvalues of sampled Y = S* + sqrt(Delta) Z against the CDF of mu_Delta (KS distance)."""
+    rng = np.random.default_rng(1)
+    d = 1200
+    _, S = teacher(d, round(rho * d), rng)
+    G = rng.standard_normal((d, d))
+    Y = S + math.sqrt(delta) * (G + G.T) / math.sqrt(2 * d)
+    ev = np.sort(np.linalg.eigvalsh(Y))
+    xs = np.quantile(ev, np.linspace(0.02, 0.98, 25))
+    cdf = np.array([sum(quad(lambda x: float(prior.density(x, delta, rho)), a, min(b, x0),
+                             limit=200)[0] for a, b in prior.support(delta, rho) if a < x0)
+                    for x0 in xs])
+    emp = np.searchsorted(ev, xs) / d
+    assert np.max(np.abs(cdf - emp)) < 0.02
+
+
+@pytest.mark.parametrize("rho", [0.05, 0.2, 0.5, 1.0, 2.0, 5.0])
+def test_mmse_small_and_large_noise(rho):
+    frac = 2 * rho - rho * rho if rho <= 1 else 1.0
+    # The approach to the free-parameter fraction is O(sqrt(Delta)) at rho = 1 (hard edge).
+    tol = 2e-3 if rho == 1.0 else 1e-5
+    assert prior.mmse(1e-8, rho) / 1e-8 == pytest.approx(frac, rel=tol)
+    assert prior.mmse(1e6, rho) == pytest.approx(1.0, abs=1e-5)
+    assert prior.mmse(math.inf, rho) == 1.0
+    assert prior.mmse(0.0, rho) == 0.0
+
+
+def test_mmse_monotone_and_vectorised():
+    deltas = np.geomspace(1e-6, 1e4, 60)
+    m = prior.mmse(deltas, 0.3)
+    assert np.all(np.diff(m) > 0)
+    assert np.all(m <= deltas) and np.all(m <= 1.0)
+    assert m[17] == prior.mmse(float(deltas[17]), 0.3)
+
+
+@pytest.mark.parametrize("rho,delta", [(0.5, 0.3), (0.2, 0.05), (2.0, 1.0)])
+def test_mmse_identity_with_rie(rho, delta):
+    """Nishimori identity of the prior channel: mmse = Q0 - int xi(x)^2 mu(x) dx."""
+    val = 0.0
+    for a, b in prior.support(delta, rho):
+        val += quad(lambda x: float(prior.rie_eigenvalues(np.array([x]), delta, rho)[0] ** 2
+                                    * prior.density(x, delta, rho)), a, b, limit=400,
+                    epsabs=1e-12)[0]
+    assert prior.mmse(delta, rho) == pytest.approx(1 + rho - val, rel=1e-7)
+
+
+@pytest.mark.parametrize("rho,delta", [(0.5, 0.5), (0.2, 0.1), (1.0, 2.0), (0.1, 0.01)])
+def test_mmse_monte_carlo(rho, delta):
+    """Sample S*, add GOE noise, apply the RIE, measure: matches mmse within 3% at d = 400."""
+    rng = np.random.default_rng(12345)
+    d = 400
+    errs = []
+    for _ in range(3):
+        _, S = teacher(d, round(rho * d), rng)
+        G = rng.standard_normal((d, d))
+        Y = S + math.sqrt(delta) * (G + G.T) / math.sqrt(2 * d)
+        S_hat = prior.rie(Y, delta, rho)
+        errs.append(np.sum((S_hat - S) ** 2) / d)
+    assert np.mean(errs) == pytest.approx(prior.mmse(delta, rho), rel=0.03)
+
+
+def test_stieltjes_outside_support_is_physical():
+    """Outside the support g is real and matches int mu(t)/(x - t) dt."""
+    rho, delta = 0.5, 0.4
+    (a, b), = prior.support(delta, rho)
+    for x in (a - 0.5, b + 0.3, b + 5.0):
+        g = prior.stieltjes(x, delta, rho)
+        ref = quad(lambda t: float(prior.density(t, delta, rho)) / (x - t), a, b, limit=400)[0]
+        assert g.imag == 0
+        assert g.real == pytest.approx(ref, rel=1e-6)
+
+
+def test_mu3_integral_consistent_with_mmse():
+    rho, delta = 0.3, 0.7
+    assert prior.mmse(delta, rho) == pytest.approx(
+        delta - 4 * math.pi**2 / 3 * delta**2 * prior.mu3_integral(delta, rho), rel=1e-14)
+
+
+def test_quadrature_converged():
+    """Halving the tanh-sinh step changes the MMSE by less than 1e-10 (relative)."""
+    theta, weights = prior._THETA, prior._THETA_W
+    step = prior.DE_STEP / 2
+    K = int(math.ceil(prior.DE_TMAX / step))
+    tau = step * np.arange(-K, K + 1)
+    u = 0.5 * math.pi * np.sinh(np.abs(tau))
+    e = 2.0 * np.exp(-2.0 * u) / (1.0 + np.exp(-2.0 * u))
+    w = step * 0.5 * math.pi * np.cosh(tau) / np.cosh(u) ** 2
+    for rho, delta in [(0.5, 0.3), (0.05, 0.01), (2.0, 5.0), (0.2, 1e-4)]:
+        s = 1 / math.sqrt(rho)
+        coarse = prior._mmse_kernel(delta, s, theta, weights)
+        fine = prior._mmse_kernel(delta, s, e, w)
+        assert coarse == pytest.approx(fine, rel=1e-10)
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.5, float("nan")])
+def test_bad_rho_rejected(bad):
+    with pytest.raises(ValueError, match="rho"):
+        prior.mmse(0.1, bad)
+
+
+def test_bad_delta_rejected():
+    with pytest.raises(ValueError, match="delta"):
+        prior.mmse(-1.0, 0.5)

@@ -1,0 +1,88 @@
+# Helpers shared by the rules: config checks, file names, params. The logic lives in aimlib.config
+# so that the tests exercise the same functions.
+from aimlib import config as cfg
+from aimlib.io import code_version
+
+cfg.check(config)
+
+EXP = config["experiments"]
+FLOAT = r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?"
+
+# Figures that have a figure rule, in the order of the paper.
+FIGURES = ["fig1a", "fig1b", "fig2a", "fig5"]
+
+
+wildcard_constraints:
+    experiment=r"[A-Za-z0-9_]+",
+    fig="|".join(FIGURES),
+    channel="softmax|hardmax",
+    variant="exact|density",
+    T=r"[0-9]+",
+    d=r"[0-9]+",
+    seed=r"[0-9]+",
+    rho=FLOAT,
+    alpha=FLOAT,
+    beta=FLOAT,
+
+
+# ---------------------------------------------------------------------------------------------
+# state evolution
+# ---------------------------------------------------------------------------------------------
+SE_PATH = "data/se/{experiment}/{channel}_T{T}_rho{rho}_{variant}.nc"
+SMALL_WIDTH_PATH = "data/se/{experiment}/small_width_{variant}.nc"
+
+
+def se_file(job):
+    return SE_PATH.format(experiment=job["experiment"], channel=job["channel"], T=job["T"],
+                          rho=cfg.ffmt(job["rho"]), variant=job["variant"])
+
+
+def se_files(experiment):
+    return [se_file(j) for j in cfg.se_jobs(config) if j["experiment"] == experiment]
+
+
+def se_params(wildcards):
+    """Everything an SE curve depends on: its own grid and the tolerance (not other rhos)."""
+    return dict(
+        alphas=cfg.se_alphas(config, wildcards.experiment, float(wildcards.rho), int(wildcards.T)),
+        tol=float(config["se"]["tol"]),
+    )
+
+
+def small_width_params(wildcards):
+    block = EXP[wildcards.experiment]["small_width"]
+    return dict(alpha_bars=cfg.grid(block["alpha_bar"],
+                                    f"experiments.{wildcards.experiment}.small_width.alpha_bar"),
+                tol=float(config["se"]["tol"]))
+
+
+# ---------------------------------------------------------------------------------------------
+# teacher data
+# ---------------------------------------------------------------------------------------------
+TEACHER_PATH = "data/teacher/{channel}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}_seed{seed}.nc"
+
+
+def teacher_targets():
+    return [TEACHER_PATH.format(**k.wildcards()) for k in cfg.teacher_keys(config)]
+
+
+# ---------------------------------------------------------------------------------------------
+# figures
+# ---------------------------------------------------------------------------------------------
+def figure_list():
+    wanted = config.get("figures", FIGURES)
+    return [f for f in FIGURES if f in EXP and f in wanted]
+
+
+def figure_targets():
+    return expand("figures/{fig}.{ext}", fig=figure_list(), ext=["pdf", "png"])
+
+
+def figure_inputs(wildcards):
+    """Named inputs of a figure: its SE curves, and the small-width limit where it has one."""
+    exp = EXP[wildcards.fig]
+    inputs = {"se": se_files(wildcards.fig)}
+    if "small_width" in exp:
+        inputs["small_width"] = SMALL_WIDTH_PATH.format(
+            experiment=wildcards.fig, variant=exp["small_width"].get("variant", "exact"))
+    return inputs

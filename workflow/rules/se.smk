@@ -1,0 +1,32 @@
+rule se_curve:
+    """State-evolution curve of one experiment at one (channel, T, rho, variant)."""
+    output:
+        SE_PATH,
+    params:
+        se=se_params,
+        version=code_version("gaussian", "prior", "channels", "state_evolution", "io"),
+    log:
+        "logs/se_curve/{experiment}/{channel}_T{T}_rho{rho}_{variant}.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/se_curve.py"
+
+
+rule se_small_width:
+    """The rho -> 0 limit of the hardmax equations on an alpha_bar grid."""
+    output:
+        SMALL_WIDTH_PATH,
+    params:
+        se=small_width_params,
+        version=code_version("gaussian", "prior", "channels", "state_evolution", "io"),
+    log:
+        "logs/se_small_width/{experiment}_{variant}.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/se_small_width.py"

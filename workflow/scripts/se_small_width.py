@@ -1,0 +1,15 @@
+"""Snakemake job: the hardmax small-width limit curve."""
+
+from aimlib import state_evolution
+from aimlib.io import write_netcdf
+from aimlib.jobs import job_log, resolved_config
+
+sm = snakemake  # noqa: F821  (injected by Snakemake)
+
+with job_log(sm.log[0]) as log:
+    p = sm.params.se
+    ds = state_evolution.small_width_curve(p["alpha_bars"], variant=sm.wildcards.variant,
+                                           tol=p["tol"])
+    log.info("small-width limit on %d points, threshold %.6f", ds.sizes["alpha_bar"],
+             ds.attrs["threshold"])
+    write_netcdf(ds, sm.output[0], config=resolved_config(sm.config), version=sm.params.version)
