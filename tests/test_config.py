@@ -77,8 +77,10 @@ def test_grids_rounded_once():
 
 def test_alpha_bar_grids():
     conf = {"experiments": {
-        "s": {"channel": "softmax", "rho": 0.5, "T": [2, 3], "se": {"alpha_bar": {"values": [1.0]}}},
-        "h": {"channel": "hardmax", "rho": 0.2, "T": 2, "se": {"alpha_bar": {"values": [1.0]}}},
+        "s": {"channel": "softmax", "rho": 0.5, "T": [2, 3],
+              "se": {"alpha_bar": {"values": [1.0]}}},
+        "h": {"channel": "hardmax", "rho": 0.2, "T": 2,
+              "se": {"alpha_bar": {"values": [1.0]}}},
     }}
     assert cfg.se_alphas(conf, "s", 0.5, 2) == [0.25]
     assert cfg.se_alphas(conf, "s", 0.5, 3) == [0.1]

@@ -117,7 +117,8 @@ def test_stieltjes_outside_support_is_physical():
     (a, b), = prior.support(delta, rho)
     for x in (a - 0.5, b + 0.3, b + 5.0):
         g = prior.stieltjes(x, delta, rho)
-        ref = quad(lambda t: float(prior.density(t, delta, rho)) / (x - t), a, b, limit=400)[0]
+        ref = quad(lambda t, x=x: float(prior.density(t, delta, rho)) / (x - t), a, b,
+                   limit=400)[0]
         assert g.imag == 0
         assert g.real == pytest.approx(ref, rel=1e-6)
 

@@ -53,7 +53,8 @@ def test_semantic_config_error_names_key(workdir):
     (workdir / "config" / "bad.yaml").write_text(bad)
     res = _snakemake(workdir, "-n", "--cores", "1", "--configfile", "config/bad.yaml")
     assert res.returncode != 0
-    assert "experiments.fig1a.T[0]: hardmax is implemented for T = 2 only" in res.stdout + res.stderr
+    msg = "experiments.fig1a.T[0]: hardmax is implemented for T = 2 only"
+    assert msg in res.stdout + res.stderr
 
 
 def test_lint(workdir):

@@ -157,14 +157,14 @@ def _hardmax_table(density: bool, scale: float, step: float, tmax: float):
 
 #: Grids of the hardmax SE quadrature, ``kappa = A sinh(t)``: (smallest q/V served, A, t range).
 #: A = 1 resolves the unit-width strips for any narrow V; A = 0.05 resolves the Gaussian of width
-#: sqrt(q/V) down to q/V = 1e-3.  Below that, the grid is scaled to the Gaussian and the integrand is
-#: evaluated directly (only the small-width limit near its threshold goes there).
+#: sqrt(q/V) down to q/V = 1e-3.  Below that, the grid is scaled to the Gaussian and the integrand
+#: is evaluated directly (only the small-width limit near its threshold goes there).
 _HARDMAX_GRIDS = ((0.25, 1.0, HARDMAX_TMAX), (1e-3, 0.05, 6.0))
 
 
 def hardmax_second_moment(q: float, V: float, *, density: bool = False,
                           step: float = HARDMAX_STEP) -> float:
-    """``E_{omega, y}[sum_{a<=b} w_ab g_ab^2]`` for hardmax, T = 2, at overlap ``q`` and variance ``V``.
+    """``E_{omega, y}[sum_{a<=b} w_ab g_ab^2]`` for hardmax, T = 2, at overlap q and variance V.
 
     The expectation depends on ``omega`` only through ``u = (omega_11 - omega_12,
     omega_22 - omega_12)``, Gaussian with covariance ``q [[3, 1], [1, 3]]``.  In the variable

@@ -144,7 +144,7 @@ def fig1b(curves: Sequence[xr.Dataset], limit: xr.Dataset, *, axes: Mapping | No
     ax.set_xlabel(r"$\bar\alpha = \alpha/\rho$")
     ax.set_ylabel("estimation error (SE)")
     ax.set_title(r"hardmax, $T=2$: SE against $\bar\alpha$, and $\rho \to 0$")
-    ax.legend(loc="lower left", frameon=False, ncol=2)
+    ax.legend(loc="upper right", frameon=False, ncol=2)
     return fig
 
 

@@ -4,10 +4,13 @@
 bivariate normal CDF ``Phi_2(h, k; r)`` with relative accuracy over the whole plane for
 ``|r| <= 0.9``: the Drezner-Wesolowsky / Genz angle integral
 
-    Phi_2 = Phi(h) Phi(k) + (1 / 2 pi) int_0^{asin r} exp(-(h^2 + k^2 - 2 h k sin t) / (2 cos^2 t)) dt
+    Phi_2 = Phi(h) Phi(k)
+            + (1 / 2 pi) int_0^{asin r} exp(-(h^2 + k^2 - 2 h k sin t) / (2 cos^2 t)) dt
 
 is used where both arguments are positive (``Phi_2 > 0.19``: no cancellation), and otherwise
-(with ``h = min(h, k) <= 0``) the endpoint form ``Phi_2 = phi(h) Phi(A) int_0^inf exp(h t - t^2/2) Phi(A + b t)/Phi(A) dt``
+(with ``h = min(h, k) <= 0``) the endpoint form
+
+    Phi_2 = phi(h) Phi(A) int_0^inf exp(h t - t^2/2) Phi(A + b t) / Phi(A) dt
 (``A = (k - r h)/sqrt(1 - r^2)``, ``b = r / sqrt(1 - r^2)``, ``h <= 0``) whose integrand is
 log-concave and smooth, integrated by an exp-sinh rule scaled to its decay rate at ``t = 0``.
 """

@@ -129,6 +129,41 @@ def _cubic_roots(x, delta, s):
 
 
 @njit(cache=True)
+def _im_g(x, delta, s):
+    """``Im g(x - i0+)`` (``pi`` times the density) in real arithmetic.
+
+    Inside the support the cubic in ``h = 1/g`` has one real root and a complex pair: the real
+    root comes from Cardano's formula (polished by Newton), the pair from the deflated quadratic,
+    whose product of roots ``-D / r`` avoids cancellation; ``Im g = Im h_- / |h|^2`` for the
+    member of the pair with negative imaginary part.  Outside the support (three real roots) the
+    result is 0.
+    """
+    B = -(x + s - 1.0 / s)
+    C = s * x + delta
+    D = -s * delta
+    p = C - B * B / 3.0
+    q = 2.0 * B * B * B / 27.0 - B * C / 3.0 + D
+    disc = 0.25 * q * q + p * p * p / 27.0
+    if disc <= 0.0:
+        return 0.0
+    A = -0.5 * q - math.copysign(math.sqrt(disc), q)
+    u = math.copysign(abs(A) ** (1.0 / 3.0), A)
+    r = (u - p / (3.0 * u) if u != 0.0 else 0.0) - B / 3.0
+    for _ in range(2):
+        fp = (3.0 * r + 2.0 * B) * r + C
+        if fp != 0.0:
+            r -= (((r + B) * r + C) * r + D) / fp
+    b1 = B + r
+    c1 = -D / r if abs(r) > 1e-300 else C + b1 * r
+    d2 = 4.0 * c1 - b1 * b1
+    if d2 <= 0.0:
+        return 0.0
+    re = -0.5 * b1
+    im = 0.5 * math.sqrt(d2)
+    return im / (re * re + im * im)
+
+
+@njit(cache=True)
 def _g_physical(x, delta, s):
     """Root with the largest imaginary part (the Stieltjes branch at ``x - i0+``)."""
     roots = _cubic_roots(x, delta, s)
@@ -260,7 +295,7 @@ def _mu_moments(delta, s, theta, theta_w):
         for j in range(theta.shape[0]):
             x = _node(a, b, hw, theta[j], j, theta.shape[0])
             jac = hw * theta_w[j]
-            mu = max(_g_physical(x, delta, s).imag, 0.0) / math.pi
+            mu = _im_g(x, delta, s) / math.pi
             res[0] += jac * mu
             res[1] += jac * mu * x
             res[2] += jac * mu * x * x

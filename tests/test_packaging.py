@@ -1,0 +1,40 @@
+"""Packaging: environment.yml mirrors the pins of pyproject.toml; the code is ruff clean."""
+
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+
+def _pins(reqs):
+    out = {}
+    for r in reqs:
+        m = re.fullmatch(r"([A-Za-z0-9_.\-]+)==([^\s;]+)", r.strip())
+        if m:
+            out[m.group(1).lower()] = m.group(2)
+    return out
+
+
+def test_environment_mirrors_pyproject(root):
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    pins = _pins(project["dependencies"] + project["optional-dependencies"]["test"])
+    assert len(pins) == len(project["dependencies"]) + len(project["optional-dependencies"]["test"])
+    env = yaml.safe_load((root / "environment.yml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    assert _pins(pip) == pins
+    assert "-e ." in pip
+
+
+def test_ruff_clean(root):
+    local = Path(sys.executable).parent / "ruff"
+    ruff = str(local) if local.exists() else shutil.which("ruff")
+    if ruff is None:
+        pytest.skip("ruff not installed")
+    res = subprocess.run([ruff, "check", "src", "tests", "benchmarks", "workflow/scripts"],
+                         cwd=root, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
