@@ -17,6 +17,7 @@ validate(config, "config/schema.yaml")
 include: "workflow/rules/common.smk"
 include: "workflow/rules/se.smk"
 include: "workflow/rules/teacher.smk"
+include: "workflow/rules/amp.smk"
 include: "workflow/rules/figures.smk"
 
 

@@ -7,7 +7,7 @@ import sys
 import pytest
 import xarray as xr
 
-FIGS = ["fig1a", "fig1b", "fig2a", "fig5"]
+FIGS = ["fig1a", "fig1b", "fig2a", "fig2b", "fig4", "fig5", "fig6"]
 
 
 def _snakemake(cwd, *args, timeout=1800):
@@ -82,6 +82,11 @@ def test_quick_preset_end_to_end(workdir):
         assert "alpha" in ds.coords and bool(ds["converged"].all())
     teacher = sorted((workdir / "data" / "teacher").rglob("*.nc"))
     assert teacher
+    aggs = sorted((workdir / "data" / "agg").rglob("amp_*.nc"))
+    assert len(aggs) == 9
+    with xr.open_dataset(aggs[0]) as ds:
+        assert {"mean", "std", "n_converged", "errors"} <= set(ds.data_vars)
+        assert int(ds["n_runs"].sum()) == ds.sizes["alpha"] * ds.sizes["seed"]
     assert not list((workdir / "data").rglob("*.tmp"))
     # Nothing left to do: a second run is a no-op.
     res = _snakemake(workdir, "-n", "--cores", "2", "--configfile", "config/quick.yaml")

@@ -228,6 +228,49 @@ class Softmax:
             return math.inf
         return alpha * self.n_constraints / V
 
+    def amp_q_hat(self, alpha: float, g: np.ndarray, V: float) -> float:
+        """AMP's ``q_hat`` from the derivative form ``2 alpha <sum_{a<=b} w_ab (-dg_ab/dw_ab)>``.
+
+        For the softmax posterior line the derivative is data-independent and equals
+        ``(T^2 + T - 2) / (2V)`` exactly, so this is the SE value ``alpha (T^2 + T - 2) / V``.
+        (The squared form ``<sum w g^2>`` agrees with it only where ``omega`` is calibrated; away
+        from the fixed point it feeds the mismatch back and AMP runs away.)
+        """
+        return self.q_hat(alpha, math.nan, V)
+
+    def g_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
+        """Output function on samples, vectorised.
+
+        The softmax reveals the row differences ``h_ab - h_aT = log(y_ab / y_aT) / beta``; with
+        the symmetry of ``h`` this fixes ``h`` up to one constant added to every entry, so the
+        posterior of ``h`` given ``y`` and ``omega`` is the line ``h0 + c J``.  With
+        ``Sigma = diag(w_ab V)`` in pair coordinates, ``g = Sigma^-1 (h0 + c* J - omega)`` and
+        ``c* = <J, Sigma^-1 (omega - h0)> / <J, Sigma^-1 J> = sum_ab (omega - h0)_ab / T^2``
+        (full-matrix sums).
+
+        Parameters
+        ----------
+        y : numpy.ndarray
+            Softmax outputs, shape ``(n, T, T)``, rows summing to 1.
+        omega : numpy.ndarray
+            Symmetric means, shape ``(n, T, T)``.
+        V : float
+            Variance parameter.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``g`` of shape ``(n, T, T)``, symmetric (the off-diagonal entries hold ``g_ab``).
+        """
+        T = self.T
+        logy = np.log(np.maximum(y, np.finfo(float).tiny)) / self.beta
+        D = logy - logy[..., -1:]  # D_ab = h_ab - h_aT
+        h0 = D[:, -1, :][:, :, None] + D  # h_ab = h_Ta + (h_ab - h_aT), with h_TT = 0
+        h0 = 0.5 * (h0 + np.swapaxes(h0, 1, 2))
+        c = (omega - h0).sum(axis=(1, 2)) / (T * T)
+        w = np.where(np.eye(T, dtype=bool), 2.0, 1.0)
+        return (h0 + c[:, None, None] - omega) / (w * V)
+
 
 @dataclass(frozen=True)
 class Hardmax:
@@ -256,6 +299,11 @@ class Hardmax:
     def q_hat(self, alpha: float, q: float, V: float) -> float:
         """``q_hat = 2 alpha E[sum_{a<=b} w_ab g_ab^2]``."""
         return 2.0 * alpha * self.second_moment(q, V)
+
+    def amp_q_hat(self, alpha: float, g: np.ndarray, V: float) -> float:
+        """AMP's ``q_hat = 2 alpha <sum_{a<=b} w_ab g_ab^2>`` over the samples ``g``."""
+        sq = 2.0 * g[:, 0, 0] ** 2 + g[:, 0, 1] ** 2 + 2.0 * g[:, 1, 1] ** 2
+        return 2.0 * alpha * float(np.mean(sq))
 
     def g_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
         """Output function on samples.

@@ -207,3 +207,45 @@ def teacher_keys(config: dict, stages: Iterable[str] = STAGES) -> list[TeacherKe
             if stage in exp:
                 keys.update(stage_points(config, name, stage))
     return sorted(keys)
+
+
+#: Defaults of the AMP options of an experiment's ``amp`` block.
+AMP_DEFAULTS = {"damping": 0.5, "tol": 1e-7, "max_iter": 500}
+
+
+def amp_options(config: dict, experiment: str) -> dict:
+    """AMP options (damping, tol, max_iter) of an experiment, with defaults filled in."""
+    block = config["experiments"][experiment]["amp"]
+    return {k: block.get(k, v) for k, v in AMP_DEFAULTS.items()}
+
+
+def stage_variants(config: dict, experiment: str, stage: str) -> list[str]:
+    """Hardmax output-function variants of a stage (``["exact"]`` unless configured)."""
+    exp = config["experiments"][experiment]
+    if exp["channel"] != "hardmax":
+        return ["exact"]
+    return as_list(exp[stage].get("variant", "exact"))
+
+
+def stage_groups(config: dict, experiment: str, stage: str) -> list[dict]:
+    """One dict per aggregate of a stage: the fixed parameters and the alpha grid and seeds.
+
+    A group is ``(channel, T, beta, rho, d, variant)``; its runs are every alpha of the grid times
+    every seed.
+    """
+    groups: dict[tuple, dict] = {}
+    for key in stage_points(config, experiment, stage):
+        for variant in stage_variants(config, experiment, stage):
+            g = (key.channel, key.T, key.beta, key.rho, key.d, variant)
+            entry = groups.setdefault(g, dict(channel=key.channel, T=key.T, beta=key.beta,
+                                              rho=key.rho, d=key.d, variant=variant,
+                                              alphas=set(), seeds=set()))
+            entry["alphas"].add(key.alpha)
+            entry["seeds"].add(key.seed)
+    out = []
+    for g in sorted(groups):
+        e = groups[g]
+        e["alphas"] = sorted(e["alphas"])
+        e["seeds"] = sorted(e["seeds"])
+        out.append(e)
+    return out

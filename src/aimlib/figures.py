@@ -21,7 +21,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
-__all__ = ["DEFAULT_STYLE", "rho_color", "T_color", "fig1a", "fig1b", "fig2a", "fig5", "save"]
+__all__ = ["DEFAULT_STYLE", "rho_color", "T_color", "beta_color", "fig1a", "fig1b", "fig2a",
+           "fig2b", "fig4", "fig5", "fig6", "save"]
 
 DEFAULT_STYLE: dict = {
     "width": 4.8,
@@ -60,12 +61,40 @@ def T_color(T: int, style: Mapping | None = None):
     return plt.get_cmap("plasma")(0.1 + 0.75 * (T - 2) / 4.0)
 
 
+def beta_color(beta: float, style: Mapping | None = None):
+    """Colour of an inverse temperature ``beta`` (log scale between 0.25 and 8)."""
+    t = (math.log(beta) - math.log(0.25)) / (math.log(8.0) - math.log(0.25))
+    return plt.get_cmap("cividis")(0.1 + 0.8 * min(max(t, 0.0), 1.0))
+
+
+def _alpha_bar(ds: xr.Dataset) -> np.ndarray:
+    """alpha_bar of an aggregate: alpha (T^2 + T - 2) for softmax, alpha / rho for hardmax."""
+    T, rho = int(ds.attrs["T"]), float(ds.attrs["rho"])
+    a = ds["alpha"].values
+    return a * (T * T + T - 2) if ds.attrs["channel"] == "softmax" else a / rho
+
+
 def _new(style: dict):
     plt.rcParams.update({"font.size": style["font_size"], "axes.labelsize": style["font_size"] + 1,
                          "legend.fontsize": style["font_size"] - 1, "text.usetex": False,
                          "mathtext.fontset": "cm"})
     fig, ax = plt.subplots(figsize=(style["width"], style["height"]), layout="constrained")
     return fig, ax
+
+
+def _below_axis(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=None):
+    """Means below the lower y limit (e.g. perfect recovery on a log axis) as down triangles on
+    the axis, so that no run disappears from the figure."""
+    lo = ax.get_ylim()[0]
+    for agg in aggs:
+        color = color_of(agg) if color_of else rho_color(float(agg.attrs["rho"]), style)
+        xs = _alpha_bar(agg) if x == "alpha_bar" else agg[x].values
+        m = agg["mean"].values
+        below = np.isfinite(m) & (m < lo)
+        if below.any():
+            y = lo * 1.25 if ax.get_yscale() == "log" else lo + 0.02 * np.ptp(ax.get_ylim())
+            ax.plot(xs[below], np.full(below.sum(), y), "v", color=color,
+                    ms=style["marker_size"] + 1, ls="none", clip_on=False)
 
 
 def _axes(ax, axes: Mapping | None):
@@ -101,15 +130,18 @@ def _se_lines(ax, curves: Sequence[xr.Dataset], x: str, style: dict, label_fmt=N
 
 
 def _amp_markers(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=None,
-                 marker="o", label=None):
+                 marker="o", label=None, filled=False):
+    """Mean +- std over converged seeds; ``label`` may be a string or a function of the dataset."""
     for agg in aggs:
         rho = float(agg.attrs["rho"])
         color = color_of(agg) if color_of else rho_color(rho, style)
-        xs = agg[x].values
+        xs = _alpha_bar(agg) if x == "alpha_bar" else agg[x].values
+        lab = label(agg) if callable(label) else label
         ax.errorbar(xs, agg["mean"].values, yerr=agg["std"].values, fmt=marker, color=color,
-                    ms=style["marker_size"], mfc="white" if marker == "o" else color,
-                    mew=1.0, elinewidth=0.8, capsize=1.5, ls="none", label=label)
-        label = None
+                    ms=style["marker_size"], mfc=color if filled else "white",
+                    mew=1.0, elinewidth=0.8, capsize=1.5, ls="none", label=lab)
+        if not callable(label):
+            label = None
 
 
 def fig1a(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
@@ -121,6 +153,7 @@ def fig1a(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
     if amp:
         _amp_markers(ax, amp, "alpha", s, label="AMP")
     _axes(ax, axes)
+    _below_axis(ax, amp, "alpha", s)
     ax.set_xlabel(r"$\alpha = n/d^2$")
     ax.set_ylabel(r"estimation error $\frac{1}{d}\|\hat S - S^*\|_F^2$")
     ax.set_title(r"hardmax, $T=2$: Bayes-optimal error (SE)" + (" and AMP" if amp else ""))
@@ -188,6 +221,88 @@ def fig5(curves: Sequence[xr.Dataset], *, axes: Mapping | None = None,
     ax.set_ylabel("estimation error (SE)")
     ax.set_title(rf"softmax, $\rho={_fmt_rho(rho)}$: all $T$ collapse in $\bar\alpha$")
     ax.legend(loc="upper right", frameon=False)
+    return fig
+
+
+def fig2b(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
+          gd: Sequence[xr.Dataset] = (), agd: Sequence[xr.Dataset] = (), *,
+          axes: Mapping | None = None, style: Mapping | None = None):
+    """Softmax: error against alpha_bar; SE line, AMP dots per T, GD (+) and AGD (x) per T."""
+    s = _style(style)
+    fig, ax = _new(s)
+    for ds in curves:
+        ax.plot(ds["alpha_bar"].values, ds["error"].values, color="black", lw=s["line_width"],
+                label="SE (all $T$)")
+    def tcol(a):
+        return T_color(int(a.attrs["T"]), s)
+
+    _amp_markers(ax, sorted(amp, key=lambda a: a.attrs["T"]), "alpha_bar", s, color_of=tcol,
+                 label=lambda a: rf"AMP $T={a.attrs['T']}$")
+    for sets, marker, name in ((gd, "+", "GD"), (agd, "x", "AGD")):
+        for g in sorted(sets, key=lambda a: a.attrs["T"]):
+            ax.plot(_alpha_bar(g), g["mean"].values, marker, color=tcol(g), ms=s["marker_size"] + 2,
+                    ls="none", label=rf"{name} $T={g.attrs['T']}$")
+    _axes(ax, axes)
+    _below_axis(ax, amp, "alpha_bar", s, color_of=tcol)
+    rho = float(curves[0].attrs["rho"]) if curves else float("nan")
+    ax.set_xlabel(r"$\bar\alpha = \alpha\,(T^2+T-2)$")
+    ax.set_ylabel("estimation error")
+    ax.set_title(rf"softmax, $\rho={_fmt_rho(rho)}$: SE, AMP" + (", GD, AGD" if gd else ""))
+    ax.legend(loc="lower left", frameon=False, ncol=2, fontsize=s["font_size"] - 2)
+    return fig
+
+
+def fig4(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
+         gd: Sequence[xr.Dataset] = (), *, axes: Mapping | None = None,
+         style: Mapping | None = None):
+    """Softmax at several beta: the single (beta-free) SE curve and AMP at each beta."""
+    s = _style(style)
+    fig, ax = _new(s)
+    for ds in curves:
+        ax.plot(ds["alpha_bar"].values, ds["error"].values, color="black", lw=s["line_width"],
+                label=r"SE (every $\beta$)")
+    def bcol(a):
+        return beta_color(float(a.attrs["beta"]), s)
+
+    _amp_markers(ax, sorted(amp, key=lambda a: a.attrs["beta"]), "alpha_bar", s, color_of=bcol,
+                 label=lambda a: rf"AMP $\beta={a.attrs['beta']:g}$")
+    for g in sorted(gd, key=lambda a: a.attrs["beta"]):
+        ax.plot(_alpha_bar(g), g["mean"].values, "x", color=bcol(g), ms=s["marker_size"] + 2,
+                ls="none", label=rf"AGD $\beta={g.attrs['beta']:g}$")
+    _axes(ax, axes)
+    _below_axis(ax, amp, "alpha_bar", s, color_of=bcol)
+    rho = float(curves[0].attrs["rho"]) if curves else float("nan")
+    T = int(curves[0].attrs["T"]) if curves else 2
+    ax.set_xlabel(r"$\bar\alpha = \alpha\,(T^2+T-2)$")
+    ax.set_ylabel("estimation error")
+    ax.set_title(rf"softmax, $T={T}$, $\rho={_fmt_rho(rho)}$: SE is $\beta$-free")
+    ax.legend(loc="lower left", frameon=False, fontsize=s["font_size"] - 1)
+    return fig
+
+
+def fig6(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
+         axes: Mapping | None = None, style: Mapping | None = None):
+    """The hardmax correction: SE and AMP with the exact and with the published density g_out."""
+    s = _style(style)
+    fig, ax = _new(s)
+    col = {"exact": "tab:blue", "density": "tab:red"}
+    name = {"exact": r"exact $\partial_\kappa \Phi_2$", "density": r"published density $\phi_2$"}
+    for ds in sorted(curves, key=lambda c: c.attrs["variant"] != "exact"):
+        v = ds.attrs["variant"]
+        ax.plot(ds["alpha"].values, ds["error"].values, color=col[v], lw=s["line_width"],
+                ls="-" if v == "exact" else "--", label=f"SE, {name[v]}")
+    for agg in sorted(amp, key=lambda c: c.attrs["variant"] != "exact"):
+        v = agg.attrs["variant"]
+        _amp_markers(ax, [agg], "alpha", s, color_of=lambda a, v=v: col[v],
+                     marker="o" if v == "exact" else "s", filled=(v == "exact"),
+                     label=rf"AMP ($d={agg.attrs['d']}$), {name[v]}")
+    _axes(ax, axes)
+    _below_axis(ax, amp, "alpha", s, color_of=lambda a: col[a.attrs["variant"]])
+    rho = float(curves[0].attrs["rho"]) if curves else float("nan")
+    ax.set_xlabel(r"$\alpha = n/d^2$")
+    ax.set_ylabel("estimation error")
+    ax.set_title(rf"hardmax, $T=2$, $\rho={_fmt_rho(rho)}$: exact vs published $g_{{out}}$")
+    ax.legend(loc="lower left", frameon=False, fontsize=s["font_size"] - 1)
     return fig
 
 

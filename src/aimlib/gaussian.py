@@ -7,8 +7,9 @@ bivariate normal CDF ``Phi_2(h, k; r)`` with relative accuracy over the whole pl
     Phi_2 = Phi(h) Phi(k)
             + (1 / 2 pi) int_0^{asin r} exp(-(h^2 + k^2 - 2 h k sin t) / (2 cos^2 t)) dt
 
-is used where both arguments are positive (``Phi_2 > 0.19``: no cancellation), and otherwise
-(with ``h = min(h, k) <= 0``) the endpoint form
+is used where it is accurate (``min(h, k) >= -12`` and, for ``r < 0``, no cancellation beyond a
+factor 2; always when both arguments are positive), and otherwise (``h = min(h, k) <= 0``) the
+endpoint form
 
     Phi_2 = phi(h) Phi(A) int_0^inf exp(h t - t^2/2) Phi(A + b t) / Phi(A) dt
 (``A = (k - r h)/sqrt(1 - r^2)``, ``b = r / sqrt(1 - r^2)``, ``h <= 0``) whose integrand is
@@ -32,6 +33,9 @@ _GL_N = 24
 _gx, _gw = np.polynomial.legendre.leggauss(_GL_N)
 _ANG_X = 0.5 * (_gx + 1.0)
 _ANG_W = 0.5 * _gw
+
+# Below this the angle integral is too sharply peaked for the Gauss rule (and for r < 0 it cancels).
+_ANGLE_MIN = -12.0
 
 # exp-sinh rule on [0, inf): t = exp(pi/2 sinh(tau)), tau in [-4, 4].
 _ES_H = 0.05
@@ -73,16 +77,8 @@ def _log_bvn_endpoint(h, k, r):
 
 
 @njit(cache=True)
-def _log_bvn(h, k, r):
-    """log of the bivariate normal CDF Phi_2(h, k; r), |r| <= 0.9."""
-    if h > k:
-        h, k = k, h
-    if r == 0.0:
-        return _log_ndtr(h) + _log_ndtr(k)
-    if h <= 0.0:
-        return _log_bvn_endpoint(h, k, r)
-    # Both arguments positive: Phi_2 >= 0.19, the angle integral cannot cancel.
-    L0 = _log_ndtr(h) + _log_ndtr(k)
+def _angle_ratio(h, k, r, L0):
+    """``(Phi_2 - Phi(h) Phi(k)) / (Phi(h) Phi(k))`` by the angle integral (24-point Gauss)."""
     asr = math.asin(r)
     hk = h * k
     hs = 0.5 * (h * h + k * k)
@@ -92,7 +88,25 @@ def _log_bvn(h, k, r):
         e = (hk * sn - hs) / (1.0 - sn * sn) - L0
         if e > -745.0:
             acc += _ANG_W[j] * math.exp(e)
-    return L0 + math.log1p(acc * asr / (2.0 * math.pi))
+    return acc * asr / (2.0 * math.pi)
+
+
+@njit(cache=True)
+def _log_bvn(h, k, r):
+    """log of the bivariate normal CDF Phi_2(h, k; r), |r| <= 0.9."""
+    if h > k:
+        h, k = k, h
+    L0 = _log_ndtr(h) + _log_ndtr(k)
+    if r == 0.0:
+        return L0
+    if h > 0.0:
+        # Both arguments positive: Phi_2 / (Phi(h) Phi(k)) >= 0.19, no cancellation.
+        return L0 + math.log1p(_angle_ratio(h, k, r, L0))
+    if h >= _ANGLE_MIN:
+        ratio = _angle_ratio(h, k, r, L0)
+        if r > 0.0 or ratio > -0.5:
+            return L0 + math.log1p(ratio)
+    return _log_bvn_endpoint(h, k, r)
 
 
 @vectorize(["float64(float64)"], cache=True)

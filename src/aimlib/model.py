@@ -85,10 +85,10 @@ def attention_indices(X: np.ndarray, S: np.ndarray) -> np.ndarray:
     numpy.ndarray
         Shape ``(m, T, T)``.
     """
-    d = X.shape[-1]
-    XS = X @ S
-    H = np.matmul(XS, np.swapaxes(X, -1, -2))
-    idx = np.arange(X.shape[-2])
+    m, T, d = X.shape
+    XS = (X.reshape(m * T, d) @ S).reshape(m, T, d)  # one GEMM, not m small ones
+    H = np.einsum("mad,mbd->mab", XS, X)
+    idx = np.arange(T)
     H[..., idx, idx] -= np.trace(S)
     H /= math.sqrt(d)
     return H

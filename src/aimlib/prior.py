@@ -439,13 +439,38 @@ def mmse(delta: float | np.ndarray, rho: float) -> float | np.ndarray:
     return out.reshape(d.shape)
 
 
-def rie_eigenvalues(eigs: np.ndarray, delta: float, rho: float) -> np.ndarray:
-    """Optimal rotation-invariant shrinkage ``xi(l) = l - 2 Delta Re g(l)`` of eigenvalues."""
+def rie_eigenvalues(eigs: np.ndarray, delta: float, rho: float,
+                    outside: str = "clamp") -> np.ndarray:
+    """Optimal rotation-invariant shrinkage ``xi(l) = l - 2 Delta Re g(l)`` of eigenvalues.
+
+    Parameters
+    ----------
+    eigs : numpy.ndarray
+        Eigenvalues of the observation.
+    delta, rho : float
+        Noise variance and width ratio.
+    outside : {"clamp", "continue"}
+        What to do with eigenvalues outside the asymptotic support (at finite ``d`` the extreme
+        eigenvalues fluctuate by ``O(d^{-2/3})`` around the edges).  ``"continue"`` uses the
+        analytic continuation of ``g``, whose slope is infinite at a square-root edge, so that
+        edge fluctuations are amplified (and AMP never settles); ``"clamp"`` (default) uses
+        ``xi(e) + (l - e)`` with ``e`` the nearest edge, which is continuous and 1-Lipschitz
+        outside the support.
+    """
     eigs = np.asarray(eigs, dtype=np.float64)
     if delta == 0.0:
         return eigs.copy()
-    g = stieltjes(eigs, delta, rho)
-    return eigs - 2.0 * delta * g.real
+    if outside == "continue":
+        return eigs - 2.0 * delta * stieltjes(eigs, delta, rho).real
+    if outside != "clamp":
+        raise ValueError(f"outside must be 'clamp' or 'continue', got outside={outside!r}")
+    edges = support(delta, rho)
+    c = np.clip(eigs, edges[0, 0], edges[-1, 1])
+    for k in range(edges.shape[0] - 1):  # eigenvalues in a gap go to the nearer edge
+        a, b = edges[k, 1], edges[k + 1, 0]
+        gap = (c > a) & (c < b)
+        c = np.where(gap, np.where(c - a < b - c, a, b), c)
+    return c - 2.0 * delta * stieltjes(c, delta, rho).real + (eigs - c)
 
 
 def rie(Y: np.ndarray, delta: float, rho: float) -> np.ndarray:

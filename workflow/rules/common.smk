@@ -9,7 +9,7 @@ EXP = config["experiments"]
 FLOAT = r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?"
 
 # Figures that have a figure rule, in the order of the paper.
-FIGURES = ["fig1a", "fig1b", "fig2a", "fig5"]
+FIGURES = ["fig1a", "fig1b", "fig2a", "fig2b", "fig4", "fig5", "fig6"]
 
 
 wildcard_constraints:
@@ -79,10 +79,51 @@ def figure_targets():
 
 
 def figure_inputs(wildcards):
-    """Named inputs of a figure: its SE curves, and the small-width limit where it has one."""
+    """Named inputs of a figure: its SE curves, AMP aggregates, the small-width limit."""
     exp = EXP[wildcards.fig]
-    inputs = {"se": se_files(wildcards.fig)}
+    inputs = {"se": se_files(wildcards.fig), "amp": amp_agg_files(wildcards.fig)}
     if "small_width" in exp:
         inputs["small_width"] = SMALL_WIDTH_PATH.format(
             experiment=wildcards.fig, variant=exp["small_width"].get("variant", "exact"))
     return inputs
+
+
+# ---------------------------------------------------------------------------------------------
+# AMP
+# ---------------------------------------------------------------------------------------------
+RUN_KEY = "T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}_seed{seed}"
+AMP_PATH = "data/amp/{experiment}/{channel}_{variant}/" + RUN_KEY + ".nc"
+AGG_KEY = "{channel}_{variant}_T{T}_beta{beta}_rho{rho}_d{d}"
+AMP_AGG_PATH = "data/agg/{experiment}/amp_" + AGG_KEY + ".nc"
+
+
+def _group_wildcards(g):
+    return dict(channel=g["channel"], variant=g["variant"], T=g["T"], beta=cfg.ffmt(g["beta"]),
+                rho=cfg.ffmt(g["rho"]), d=g["d"])
+
+
+def amp_agg_files(experiment):
+    if "amp" not in EXP[experiment]:
+        return []
+    return [AMP_AGG_PATH.format(experiment=experiment, **_group_wildcards(g))
+            for g in cfg.stage_groups(config, experiment, "amp")]
+
+
+def _find_group(wildcards, stage):
+    for g in cfg.stage_groups(config, wildcards.experiment, stage):
+        if _group_wildcards(g) == dict(channel=wildcards.channel, variant=wildcards.variant,
+                                       T=int(wildcards.T), beta=wildcards.beta,
+                                       rho=wildcards.rho, d=int(wildcards.d)):
+            return g
+    raise ValueError(f"no {stage} group of {wildcards.experiment} matches {dict(wildcards)}")
+
+
+def amp_agg_inputs(wildcards):
+    g = _find_group(wildcards, "amp")
+    return [AMP_PATH.format(experiment=wildcards.experiment, alpha=cfg.ffmt(a), seed=s,
+                            **_group_wildcards(g))
+            for a in g["alphas"] for s in g["seeds"]]
+
+
+def amp_params(wildcards):
+    return cfg.amp_options(config, wildcards.experiment)

@@ -7,18 +7,25 @@ from aimlib.jobs import job_log
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
 with job_log(sm.log[0]) as log:
-    fig_name = sm.wildcards.fig
+    name = sm.wildcards.fig
     se = [read_netcdf(p) for p in sm.input.se]
+    amp = [read_netcdf(p) for p in sm.input.amp]
     kw = dict(axes=sm.params.axes, style=sm.params.style)
-    if fig_name == "fig1a":
-        fig = figures.fig1a(se, **kw)
-    elif fig_name == "fig1b":
+    if name == "fig1a":
+        fig = figures.fig1a(se, amp, **kw)
+    elif name == "fig1b":
         fig = figures.fig1b(se, read_netcdf(sm.input.small_width), **kw)
-    elif fig_name == "fig2a":
+    elif name == "fig2a":
         fig = figures.fig2a(se, **kw)
-    elif fig_name == "fig5":
+    elif name == "fig2b":
+        fig = figures.fig2b(se, amp, **kw)
+    elif name == "fig4":
+        fig = figures.fig4(se, amp, **kw)
+    elif name == "fig5":
         fig = figures.fig5(se, **kw)
+    elif name == "fig6":
+        fig = figures.fig6(se, amp, **kw)
     else:
-        raise ValueError(f"no figure function for {fig_name!r}")
+        raise ValueError(f"no figure function for {name!r}")
     figures.save(fig, [sm.output.pdf, sm.output.png], dpi=sm.params.style.get("dpi"))
     log.info("wrote %s and %s", sm.output.pdf, sm.output.png)

@@ -1,0 +1,79 @@
+"""Aggregation of runs over seeds: one Dataset per group, on coordinate ``alpha``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import xarray as xr
+
+__all__ = ["aggregate_runs"]
+
+
+def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error") -> xr.Dataset:
+    """Mean and standard deviation over seeds of ``value``, per ``alpha``.
+
+    Runs that did not converge are kept in ``errors`` (with ``converged = 0``) but left out of
+    ``mean`` and ``std``: a non-converged run is reported, never averaged in.
+
+    Parameters
+    ----------
+    runs : sequence of xarray.Dataset
+        One dataset per run, with scalar ``value`` and ``converged`` and attributes ``alpha`` and
+        ``seed``; every other attribute must agree across runs (it is copied to the result).
+    value : str
+        The variable to aggregate.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``mean``, ``std`` (over converged seeds, ``ddof=1``), ``sem``, ``n_converged``, ``n_runs``
+        on ``alpha``; ``errors`` and ``converged`` on ``(alpha, seed)``.
+    """
+    if not runs:
+        raise ValueError("no runs to aggregate")
+    alphas = sorted({float(r.attrs["alpha"]) for r in runs})
+    seeds = sorted({int(r.attrs["seed"]) for r in runs})
+    ai = {a: i for i, a in enumerate(alphas)}
+    si = {s: i for i, s in enumerate(seeds)}
+    vals = np.full((len(alphas), len(seeds)), np.nan)
+    conv = np.zeros((len(alphas), len(seeds)), dtype=np.int8)
+    for r in runs:
+        i, j = ai[float(r.attrs["alpha"])], si[int(r.attrs["seed"])]
+        vals[i, j] = float(r[value])
+        conv[i, j] = int(r["converged"])
+    good = np.where(conv == 1, vals, np.nan)
+    n_conv = conv.sum(axis=1)
+    mean = _nanmean(good)
+    std = _nanstd(good)
+    ds = xr.Dataset(
+        {
+            "mean": ("alpha", mean),
+            "std": ("alpha", std),
+            "sem": ("alpha", std / np.sqrt(np.maximum(n_conv, 1))),
+            "n_converged": ("alpha", n_conv.astype(np.int64)),
+            "n_runs": ("alpha", np.isfinite(vals).sum(axis=1).astype(np.int64)),
+            "errors": (("alpha", "seed"), vals),
+            "converged": (("alpha", "seed"), conv),
+        },
+        coords={"alpha": np.array(alphas), "seed": np.array(seeds)},
+    )
+    skip = {"alpha", "seed", "n", "config", "code_version"}
+    for k, v in runs[0].attrs.items():
+        if k not in skip:
+            ds.attrs[k] = v
+    return ds
+
+
+def _nanmean(a: np.ndarray) -> np.ndarray:
+    n = np.sum(np.isfinite(a), axis=1)
+    s = np.nansum(a, axis=1)
+    return np.where(n > 0, s / np.maximum(n, 1), np.nan)
+
+
+def _nanstd(a: np.ndarray) -> np.ndarray:
+    n = np.sum(np.isfinite(a), axis=1)
+    m = _nanmean(a)
+    dev = np.where(np.isfinite(a), a - m[:, None], 0.0)
+    var = np.sum(dev * dev, axis=1) / np.maximum(n - 1, 1)
+    return np.where(n > 1, np.sqrt(var), np.where(n == 1, 0.0, np.nan))

@@ -1,0 +1,223 @@
+"""AMP for the attention-indexed model: GAMP with the rotation-invariant prior denoiser (SPEC 4).
+
+Matrix form, never forming the ``n x T x T x d x d`` sensing tensor: memory is ``O(n T^2 + d^2)``
+plus one chunk of tokens (or all of them, ``O(n T d)``, when they fit ``token_budget``). Each
+iteration, with ``w_aa = 2`` and ``w_ab = 1``:
+
+1. ``V = C``; ``omega_mu = h_mu(S_hat) - (w * g_mu) V`` (Onsager term, ``g`` of the previous step);
+2. ``g_mu = g_out(y_mu, omega_mu, V)``; ``q_hat = (2 alpha / n) sum_mu sum_{a<=b} w_ab g_ab^2``;
+3. ``B = sum_mu (X_mu^T G_mu X_mu - Tr(G_mu) I)`` with ``G_aa = g_aa``, ``G_ab = g_ab / 2``;
+4. ``R = S_hat + 2 B / (d^{3/2} q_hat)``; ``S_hat = RIE(R, 1/q_hat)``; ``C = mmse(1/q_hat)``.
+
+``S_hat`` and ``C`` are damped: ``x <- damping * x_old + (1 - damping) * x_new``.  A run stops when
+``(1/d) ||S_hat_new - S_hat||_F^2 < tol``.  A run that produces NaN or whose step size grows for
+many iterations in a row is restarted from the start with stronger damping (up to
+``max_restarts`` times); every restart is recorded, and a run that never meets ``tol`` reports
+``converged=False``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import prior
+from .channels import make_channel
+from .model import TeacherData, attention_indices, generate
+
+__all__ = ["AMPResult", "run", "run_point"]
+
+#: Consecutive growing steps that count as divergence (then: restart with stronger damping).
+DIVERGENCE_WINDOW = 25
+
+
+@dataclass
+class AMPResult:
+    """Outcome of an AMP run.
+
+    Attributes
+    ----------
+    error : float
+        Estimation error ``(1/d) ||S_hat - S*||_F^2`` of the final estimate.
+    iterations : int
+        Iterations of the last (successful or final) attempt.
+    converged : bool
+        Whether ``(1/d) ||S_hat_new - S_hat||^2 < tol`` was reached.
+    q_hat : float
+        Final ``q_hat``.
+    damping : float
+        Damping of the last attempt.
+    restarts : int
+        Number of restarts (NaN or divergence) before the last attempt.
+    history : dict
+        Per-iteration arrays of the last attempt: ``error``, ``q_hat``, ``step`` (the change of
+        ``S_hat``), ``V``.
+    S_hat : numpy.ndarray
+        Final estimate.
+    """
+
+    error: float
+    iterations: int
+    converged: bool
+    q_hat: float
+    damping: float
+    restarts: int
+    history: dict = field(repr=False)
+    S_hat: np.ndarray = field(repr=False)
+
+
+def _pair_weights(T: int) -> np.ndarray:
+    """``w_ab`` as a ``T x T`` matrix (2 on the diagonal, 1 off it)."""
+    return np.where(np.eye(T, dtype=bool), 2.0, 1.0)
+
+
+class _Tokens:
+    """All tokens in memory when they fit the budget, otherwise regenerated chunk by chunk."""
+
+    def __init__(self, data: TeacherData, chunk: int, budget_bytes: float, dtype):
+        self.data = data
+        self.chunk = chunk
+        self.dtype = dtype
+        size = data.n * data.T * data.d * np.dtype(dtype).itemsize
+        self.all = data.tokens(dtype=dtype) if size <= budget_bytes else None
+
+    def __iter__(self):
+        n = self.data.n
+        for lo in range(0, n, self.chunk):
+            hi = min(n, lo + self.chunk)
+            X = self.all[lo:hi] if self.all is not None else self.data.tokens(lo, hi, self.dtype)
+            yield lo, hi, X
+
+
+def _attempt(data, ch, tokens, damping, tol, max_iter, progress):
+    d, T, n = data.d, data.T, data.n
+    rho = data.rho
+    alpha = n / d**2
+    w = _pair_weights(T)
+    half = np.where(np.eye(T, dtype=bool), 1.0, 0.5)
+    y = data.outputs()
+    S_hat = math.sqrt(rho) * np.eye(d)
+    C = 1.0
+    g = np.zeros((n, T, T))
+    hist = {"error": [], "q_hat": [], "step": [], "V": []}
+    growing = 0
+    converged = False
+    q_hat = math.nan
+    it = 0
+    for it in range(1, max_iter + 1):
+        V = C
+        B = np.zeros((d, d))
+        trace_g = 0.0
+        for lo, hi, X in tokens:
+            Sx = S_hat.astype(X.dtype, copy=False)
+            omega = attention_indices(X, Sx).astype(np.float64, copy=False)
+            omega -= w * g[lo:hi] * V
+            gc = ch.g_out(y[lo:hi], omega, V)
+            g[lo:hi] = gc
+            G = gc * half
+            trace_g += float(np.trace(G, axis1=1, axis2=2).sum())
+            GX = np.einsum("mab,mbd->mad", G.astype(X.dtype, copy=False), X)
+            B += X.reshape(-1, d).T @ GX.reshape(-1, d)  # sum_mu X_mu^T G_mu X_mu, one GEMM
+        B[np.diag_indices(d)] -= trace_g
+        q_hat = ch.amp_q_hat(alpha, g, V)
+        if not (math.isfinite(q_hat) and q_hat > 0 and np.all(np.isfinite(B))):
+            return None, hist, it, False, q_hat
+        delta = 1.0 / q_hat
+        R = S_hat + 2.0 * (0.5 * (B + B.T)) / (d**1.5 * q_hat)
+        S_new = prior.rie(R, delta, rho)
+        C_new = prior.mmse(delta, rho)
+        S_new = damping * S_hat + (1.0 - damping) * S_new
+        C = damping * C + (1.0 - damping) * C_new
+        step = float(np.sum((S_new - S_hat) ** 2) / d)
+        S_hat = S_new
+        err = data.estimation_error(S_hat)
+        hist["error"].append(err)
+        hist["q_hat"].append(q_hat)
+        hist["step"].append(step)
+        hist["V"].append(V)
+        if progress is not None:
+            progress(it, err, step, q_hat)
+        if not math.isfinite(step) or not math.isfinite(err):
+            return None, hist, it, False, q_hat
+        if step < tol:
+            converged = True
+            break
+        growing = growing + 1 if len(hist["step"]) > 1 and step > hist["step"][-2] else 0
+        if growing >= DIVERGENCE_WINDOW:
+            return None, hist, it, False, q_hat
+    return S_hat, hist, it, converged, q_hat
+
+
+def run(
+    data: TeacherData,
+    damping: float = 0.5,
+    tol: float = 1e-7,
+    max_iter: int = 500,
+    *,
+    variant: str = "exact",
+    max_restarts: int = 3,
+    chunk: int = 4096,
+    token_budget: float = 1.5e9,
+    dtype=np.float64,
+    progress=None,
+) -> AMPResult:
+    """Run AMP on teacher data.
+
+    Parameters
+    ----------
+    data : TeacherData
+        Teacher and labels (it knows channel, T, beta, rho).
+    damping : float
+        In ``[0, 1)``; 0 is undamped.
+    tol : float
+        Stop when ``(1/d) ||S_hat_new - S_hat||_F^2 < tol``.
+    max_iter : int
+        Maximum iterations per attempt.
+    variant : {"exact", "density"}
+        Hardmax output function; ``"density"`` is the published error of SPEC section 7.
+    max_restarts : int
+        Restarts with stronger damping (``1 - (1 - damping) / 2`` each time) after NaN or
+        divergence.
+    chunk : int
+        Samples per block of the matrix products.
+    token_budget : float
+        Bytes of tokens kept in memory; above it they are regenerated from the seed each
+        iteration.
+    dtype : numpy dtype
+        Precision of the tokens and of the products ``X S`` and ``X^T G X`` (float32 halves the
+        memory; everything else stays float64).
+    progress : callable, optional
+        Called as ``progress(iteration, error, step, q_hat)``.
+    """
+    if not 0.0 <= damping < 1.0:
+        raise ValueError(f"damping must be in [0, 1), got damping={damping!r}")
+    if not tol > 0:
+        raise ValueError(f"tol must be > 0, got tol={tol!r}")
+    if int(max_iter) < 1:
+        raise ValueError(f"max_iter must be >= 1, got max_iter={max_iter!r}")
+    ch = make_channel(data.channel, T=data.T, beta=data.beta,
+                      variant=variant if data.channel == "hardmax" else "exact")
+    tokens = _Tokens(data, int(chunk), token_budget, dtype)
+    damp = float(damping)
+    for attempt in range(max_restarts + 1):
+        S_hat, hist, it, conv, q_hat = _attempt(data, ch, tokens, damp, tol, int(max_iter),
+                                                progress)
+        if S_hat is not None:
+            break
+        if attempt == max_restarts:
+            break
+        damp = 1.0 - 0.5 * (1.0 - damp)
+    hist = {k: np.asarray(v) for k, v in hist.items()}
+    if S_hat is None:
+        return AMPResult(math.nan, it, False, q_hat, damp, attempt, hist,
+                         np.full((data.d, data.d), np.nan))
+    return AMPResult(data.estimation_error(S_hat), it, conv, q_hat, damp, attempt, hist, S_hat)
+
+
+def run_point(channel: str, alpha: float, rho: float, T: int, d: int, seed: int,
+              beta: float = 1.0, *, base_seed: int = 0, **opts) -> AMPResult:
+    """Draw teacher data from a seed (:func:`aimlib.model.generate`) and run AMP on it."""
+    data = generate(channel, alpha, rho, T, d, seed, beta=beta, base_seed=base_seed)
+    return run(data, **opts)

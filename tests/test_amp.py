@@ -1,0 +1,194 @@
+"""AMP: kernels against numpy references, AMP against SE, the published-g_out gap, robustness."""
+
+import math
+import tracemalloc
+
+import numpy as np
+import pytest
+from scipy.stats import multivariate_normal
+
+from aimlib import amp, model, prior
+from aimlib import state_evolution as se
+from aimlib.channels import Hardmax, Softmax
+
+
+def _sym(rng, n, T, scale):
+    A = rng.normal(size=(n, T, T)) * scale
+    U = np.triu(A)
+    return U + np.swapaxes(np.triu(U, 1), 1, 2)
+
+
+# ------------------------------------------------------------------------------ kernels
+
+
+def test_hardmax_gout_kernel_vs_numpy_reference():
+    """The numba kernel against Phi_2 from scipy and the closed-form derivative."""
+    rng = np.random.default_rng(0)
+    n, V = 30, 0.7
+    om = _sym(rng, n, 2, 1.0)
+    y = model.one_hot(rng.integers(0, 2, size=(n, 2)).astype(np.int8), 2)
+    g = Hardmax().g_out(y, om, V)
+    sd = math.sqrt(3 * V)
+    for m in range(n):
+        s1 = 1.0 if y[m, 0, 0] else -1.0
+        s2 = 1.0 if y[m, 1, 1] else -1.0
+        k1 = s1 * (om[m, 0, 0] - om[m, 0, 1]) / sd
+        k2 = s2 * (om[m, 1, 1] - om[m, 0, 1]) / sd
+        c = s1 * s2 / 3
+        Z = multivariate_normal(mean=[0, 0], cov=[[1, c], [c, 1]]).cdf([k1, k2])
+        from scipy.stats import norm
+
+        D1 = norm.pdf(k1) * norm.cdf((k2 - c * k1) / math.sqrt(1 - c * c)) / Z
+        D2 = norm.pdf(k2) * norm.cdf((k1 - c * k2) / math.sqrt(1 - c * c)) / Z
+        assert g[m, 0, 0] == pytest.approx(s1 * D1 / sd, rel=1e-5)
+        assert g[m, 1, 1] == pytest.approx(s2 * D2 / sd, rel=1e-5)
+        assert g[m, 0, 1] == pytest.approx(-(s1 * D1 + s2 * D2) / sd, rel=1e-5, abs=1e-9)
+
+
+def test_softmax_gout_vs_least_squares_reference():
+    """The vectorised posterior line against a per-sample constrained least-squares solve."""
+    rng = np.random.default_rng(1)
+    T, n, V, beta = 3, 20, 0.4, 1.7
+    iu, ju = np.triu_indices(T)
+    w = np.where(iu == ju, 2.0, 1.0)
+    om = _sym(rng, n, T, 1.0)
+    h = _sym(rng, n, T, 1.3)
+    y = model.softmax_output(h, beta)
+    g = Softmax(T=T, beta=beta).g_out(y, om, V)
+    for m in range(n):
+        # minimise sum_{a<=b} (h_ab - omega_ab)^2 / (w V) subject to the observed row differences
+        rows, rhs = [], []
+        for a in range(T):
+            for b in range(T - 1):
+                row = np.zeros(len(iu))
+                row[np.flatnonzero(((iu == a) & (ju == b)) | ((iu == b) & (ju == a)))] += 1
+                row[np.flatnonzero(((iu == a) & (ju == T - 1)) | ((iu == T - 1) & (ju == a)))] -= 1
+                rows.append(row)
+                rhs.append(math.log(y[m, a, b] / y[m, a, T - 1]) / beta)
+        A, r = np.array(rows), np.array(rhs)
+        x0 = np.linalg.lstsq(A, r, rcond=None)[0]
+        null = np.ones(len(iu))  # the constraints fix h up to a constant on every pair
+        omp = om[m][iu, ju]
+        c = np.sum((omp - x0) / w) / np.sum(null / w)
+        ref = (x0 + c * null - omp) / (w * V)
+        np.testing.assert_allclose(g[m][iu, ju], ref, rtol=1e-8, atol=1e-10)
+
+
+def test_prior_kernels_vs_numpy_roots():
+    """The cubic solvers (Cardano in h = 1/g, and the real-arithmetic Im g) against np.roots."""
+    for rho, delta in [(0.5, 1.0), (0.2, 1e-3), (2.0, 0.3), (0.05, 10.0)]:
+        s = 1 / math.sqrt(rho)
+        e = prior.support(delta, rho)
+        for x in np.linspace(e[0, 0] - 0.2, e[-1, 1] + 0.2, 57):
+            ref = np.roots([s * delta, -(s * x + delta), x + s - 1 / s, -1.0])
+            got = prior._cubic_roots(x, delta, s)
+            for r in ref:  # every reference root has a match
+                assert np.min(np.abs(got - r)) < 1e-7 * max(1.0, abs(r))
+            assert prior._im_g(x, delta, s) == pytest.approx(max(ref.imag.max(), 0.0),
+                                                             rel=1e-7, abs=1e-9)
+
+
+def test_rie_clamp_is_continuous_outside_the_support():
+    rho, delta = 0.5, 1.0
+    (a, b), = prior.support(delta, rho)
+    x = np.linspace(b - 0.05, b + 0.05, 41)
+    xi = prior.rie_eigenvalues(x, delta, rho)
+    assert np.all(np.diff(xi) > 0)
+    assert np.max(np.diff(xi)) < 0.05  # no jump at the edge
+    far = prior.rie_eigenvalues(np.array([b + 1.0]), delta, rho)
+    assert far[0] == pytest.approx(prior.rie_eigenvalues(np.array([b]), delta, rho)[0] + 1.0)
+
+
+# ------------------------------------------------------------------------------ AMP vs SE
+
+CASES = [
+    ("hardmax", 2, 0.2, 100), ("hardmax", 2, 0.4583, 100), ("hardmax", 2, 0.8, 100),
+    ("softmax", 2, 0.05, 120), ("softmax", 2, 0.1, 120), ("softmax", 3, 0.03, 100),
+]
+
+
+@pytest.mark.parametrize("channel,T,alpha,d", CASES)
+def test_amp_tracks_state_evolution(channel, T, alpha, d):
+    """Mean over seeds within 4 standard errors of SE, plus a 6% allowance for O(1/d) effects."""
+    errs = []
+    for seed in range(4):
+        res = amp.run_point(channel, alpha, 0.5, T, d, seed)
+        assert res.converged
+        errs.append(res.error)
+    errs = np.array(errs)
+    sem = errs.std(ddof=1) / math.sqrt(len(errs))
+    target = se.solve(channel, alpha, 0.5, T=T).error
+    assert abs(errs.mean() - target) < 4 * sem + 0.06 * target
+
+
+def test_amp_perfect_recovery_softmax():
+    res = amp.run_point("softmax", 0.1, 0.5, 3, 80, 0)  # alpha_bar = 1 > 0.75
+    assert res.converged and res.error < 1e-5
+
+
+def test_hardmax_correction_amp():
+    """SPEC 4 and 7: exact g_out gives about 0.24, the published density g_out about 0.49."""
+    exact = [amp.run_point("hardmax", 0.4583, 0.5, 2, 100, s).error for s in range(2)]
+    dens = [amp.run_point("hardmax", 0.4583, 0.5, 2, 100, s, variant="density").error
+            for s in range(2)]
+    assert 0.22 < np.mean(exact) < 0.27
+    assert np.mean(dens) > 0.42
+    assert np.mean(exact) < se.solve("hardmax", 0.4583, 0.5, variant="density").error
+
+
+# ------------------------------------------------------------------------------ robustness
+
+
+def test_undamped_run_reported_not_converged():
+    res = amp.run_point("softmax", 0.1, 0.5, 2, 60, 0, damping=0.0, max_restarts=0,
+                        max_iter=200)
+    assert not res.converged
+    assert res.restarts == 0
+
+
+def test_restart_with_stronger_damping_recorded():
+    res = amp.run_point("softmax", 0.1, 0.5, 2, 60, 0, damping=0.0, max_restarts=3,
+                        max_iter=300)
+    assert res.restarts >= 1 and res.damping > 0.0
+    assert len(res.history["error"]) == res.iterations
+
+
+def test_same_seed_same_result():
+    a = amp.run_point("hardmax", 0.3, 0.5, 2, 50, 3)
+    b = amp.run_point("hardmax", 0.3, 0.5, 2, 50, 3)
+    assert a.error == b.error and np.array_equal(a.S_hat, b.S_hat)
+    assert np.array_equal(a.history["q_hat"], b.history["q_hat"])
+
+
+def test_regenerated_tokens_and_float32_agree():
+    data = model.generate("hardmax", 1.0, 0.5, 2, 60, 0)
+    ref = amp.run(data)
+    regen = amp.run(data, token_budget=0)  # tokens regenerated every iteration: bit for bit
+    assert regen.error == ref.error
+    # Other chunkings and float32 tokens change the rounding only.
+    chunked = amp.run(data, token_budget=0, chunk=1000)
+    f32 = amp.run(data, dtype=np.float32)
+    assert chunked.error == pytest.approx(ref.error, rel=5e-3)
+    assert f32.error == pytest.approx(ref.error, rel=5e-3)
+
+
+def test_memory_is_linear_in_n():
+    """No n x T x T x d x d (nor n x d^2) tensor: peak allocations stay a few token arrays."""
+    data = model.generate("hardmax", 8.0, 0.5, 2, 60, 0)
+    tokens = data.n * data.T * data.d * 8
+    tracemalloc.start()
+    amp.run(data, max_iter=3, tol=1e-30)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 3 * tokens + 20 * data.n * 8 + 50e6
+    assert peak < data.n * data.d**2 * 8 / 10
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(damping=1.0), "damping"), (dict(damping=-0.1), "damping"), (dict(tol=0.0), "tol"),
+    (dict(max_iter=0), "max_iter"),
+])
+def test_bad_options_rejected(kw, match):
+    data = model.generate("hardmax", 0.3, 0.5, 2, 20, 0)
+    with pytest.raises(ValueError, match=match):
+        amp.run(data, **kw)

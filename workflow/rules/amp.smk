@@ -1,0 +1,35 @@
+rule amp:
+    """One AMP run on one teacher-data file."""
+    input:
+        TEACHER_PATH,
+    output:
+        AMP_PATH,
+    params:
+        amp=amp_params,
+        version=code_version("amp", "channels", "gaussian", "prior", "model", "io"),
+    log:
+        "logs/amp/{experiment}/{channel}_{variant}/" + RUN_KEY + ".log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=120,
+    script:
+        "../scripts/amp.py"
+
+
+rule amp_aggregate:
+    """Mean, std and number converged over seeds, per alpha, for one AMP group."""
+    input:
+        amp_agg_inputs,
+    output:
+        AMP_AGG_PATH,
+    params:
+        version=code_version("io"),
+    log:
+        "logs/amp_aggregate/{experiment}/" + AGG_KEY + ".log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/aggregate.py"

@@ -1,0 +1,14 @@
+"""Snakemake job: aggregate runs over seeds (mean, std, number converged per alpha)."""
+
+from aimlib.aggregate import aggregate_runs
+from aimlib.io import read_netcdf, write_netcdf
+from aimlib.jobs import job_log, resolved_config
+
+sm = snakemake  # noqa: F821  (injected by Snakemake)
+
+with job_log(sm.log[0]) as log:
+    runs = [read_netcdf(p) for p in sm.input]
+    agg = aggregate_runs(runs)
+    log.info("%d runs on %d alphas; converged %d", len(runs), agg.sizes["alpha"],
+             int(agg["n_converged"].sum()))
+    write_netcdf(agg, sm.output[0], config=resolved_config(sm.config), version=sm.params.version)
