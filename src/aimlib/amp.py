@@ -9,11 +9,16 @@ iteration, with ``w_aa = 2`` and ``w_ab = 1``:
 3. ``B = sum_mu (X_mu^T G_mu X_mu - Tr(G_mu) I)`` with ``G_aa = g_aa``, ``G_ab = g_ab / 2``;
 4. ``R = S_hat + 2 B / (d^{3/2} q_hat)``; ``S_hat = RIE(R, 1/q_hat)``; ``C = mmse(1/q_hat)``.
 
-``S_hat`` and ``C`` are damped: ``x <- damping * x_old + (1 - damping) * x_new``.  A run stops when
-``(1/d) ||S_hat_new - S_hat||_F^2 < tol``.  A run that produces NaN or whose step size grows for
-many iterations in a row is restarted from the start with stronger damping (up to
-``max_restarts`` times); every restart is recorded, and a run that never meets ``tol`` reports
-``converged=False``.
+The output side is damped: ``omega <- damping * omega_old + (1 - damping) * omega_new`` and the same
+for ``V`` (damping ``S_hat`` instead breaks the Onsager correction: the run then crawls far above
+the SE error at large alpha).  Undamped runs are fastest where they are stable (hardmax); the
+noiseless softmax channel needs damping.  A run stops when
+``(1/d) ||S_hat_new - S_hat||_F^2 < tol``.  A run that produces NaN, whose step size grows for
+many iterations in a row, or that does not meet ``tol`` within ``max_iter`` is restarted from the
+start with stronger damping (at least 0.5, then halving the distance to 1; up to
+``max_restarts`` times).  The first converged attempt is returned; if none converges, the last
+attempt that stayed finite, with ``converged=False``.  Restarts and the damping used are
+recorded.
 """
 
 from __future__ import annotations
@@ -42,17 +47,17 @@ class AMPResult:
     error : float
         Estimation error ``(1/d) ||S_hat - S*||_F^2`` of the final estimate.
     iterations : int
-        Iterations of the last (successful or final) attempt.
+        Iterations of the reported attempt.
     converged : bool
         Whether ``(1/d) ||S_hat_new - S_hat||^2 < tol`` was reached.
     q_hat : float
         Final ``q_hat``.
     damping : float
-        Damping of the last attempt.
+        Damping of the reported attempt.
     restarts : int
-        Number of restarts (NaN or divergence) before the last attempt.
+        Number of restarts made (after NaN, divergence or no convergence).
     history : dict
-        Per-iteration arrays of the last attempt: ``error``, ``q_hat``, ``step`` (the change of
+        Per-iteration arrays of the reported attempt: ``error``, ``q_hat``, ``step`` (the change of
         ``S_hat``), ``V``.
     S_hat : numpy.ndarray
         Final estimate.
@@ -101,19 +106,27 @@ def _attempt(data, ch, tokens, damping, tol, max_iter, progress):
     S_hat = math.sqrt(rho) * np.eye(d)
     C = 1.0
     g = np.zeros((n, T, T))
+    omega_all = np.zeros((n, T, T))
+    V_prev = C
     hist = {"error": [], "q_hat": [], "step": [], "V": []}
     growing = 0
     converged = False
     q_hat = math.nan
     it = 0
     for it in range(1, max_iter + 1):
-        V = C
+        # Output-side damping of (omega, V); the first iteration is undamped.
+        th = damping if it > 1 else 0.0
+        V = th * V_prev + (1.0 - th) * C
+        V_prev = V
         B = np.zeros((d, d))
         trace_g = 0.0
         for lo, hi, X in tokens:
             Sx = S_hat.astype(X.dtype, copy=False)
             omega = attention_indices(X, Sx).astype(np.float64, copy=False)
             omega -= w * g[lo:hi] * V
+            if th > 0.0:
+                omega = th * omega_all[lo:hi] + (1.0 - th) * omega
+            omega_all[lo:hi] = omega
             gc = ch.g_out(y[lo:hi], omega, V)
             g[lo:hi] = gc
             G = gc * half
@@ -127,9 +140,7 @@ def _attempt(data, ch, tokens, damping, tol, max_iter, progress):
         delta = 1.0 / q_hat
         R = S_hat + 2.0 * (0.5 * (B + B.T)) / (d**1.5 * q_hat)
         S_new = prior.rie(R, delta, rho)
-        C_new = prior.mmse(delta, rho)
-        S_new = damping * S_hat + (1.0 - damping) * S_new
-        C = damping * C + (1.0 - damping) * C_new
+        C = prior.mmse(delta, rho)
         step = float(np.sum((S_new - S_hat) ** 2) / d)
         S_hat = S_new
         err = data.estimation_error(S_hat)
@@ -170,7 +181,7 @@ def run(
     data : TeacherData
         Teacher and labels (it knows channel, T, beta, rho).
     damping : float
-        In ``[0, 1)``; 0 is undamped.
+        Output-side damping of ``(omega, V)``, in ``[0, 1)``; 0 is undamped.
     tol : float
         Stop when ``(1/d) ||S_hat_new - S_hat||_F^2 < tol``.
     max_iter : int
@@ -178,8 +189,7 @@ def run(
     variant : {"exact", "density"}
         Hardmax output function; ``"density"`` is the published error of SPEC section 7.
     max_restarts : int
-        Restarts with stronger damping (``1 - (1 - damping) / 2`` each time) after NaN or
-        divergence.
+        Restarts with stronger damping after NaN, divergence or no convergence.
     chunk : int
         Samples per block of the matrix products.
     token_budget : float
@@ -201,19 +211,24 @@ def run(
                       variant=variant if data.channel == "hardmax" else "exact")
     tokens = _Tokens(data, int(chunk), token_budget, dtype)
     damp = float(damping)
+    best = None  # (S_hat, hist, it, conv, q_hat, damping) of the attempt to report
+    restarts = 0
     for attempt in range(max_restarts + 1):
+        restarts = attempt
         S_hat, hist, it, conv, q_hat = _attempt(data, ch, tokens, damp, tol, int(max_iter),
                                                 progress)
-        if S_hat is not None:
+        current = (S_hat, hist, it, conv, q_hat, damp)
+        if conv or best is None or (S_hat is not None):
+            best = current  # a converged or (the latest) finite attempt is preferred
+        if conv or attempt == max_restarts:
             break
-        if attempt == max_restarts:
-            break
-        damp = 1.0 - 0.5 * (1.0 - damp)
+        damp = max(0.5, 1.0 - 0.5 * (1.0 - damp))
+    S_hat, hist, it, conv, q_hat, damp = best
     hist = {k: np.asarray(v) for k, v in hist.items()}
     if S_hat is None:
-        return AMPResult(math.nan, it, False, q_hat, damp, attempt, hist,
+        return AMPResult(math.nan, it, False, q_hat, damp, restarts, hist,
                          np.full((data.d, data.d), np.nan))
-    return AMPResult(data.estimation_error(S_hat), it, conv, q_hat, damp, attempt, hist, S_hat)
+    return AMPResult(data.estimation_error(S_hat), it, conv, q_hat, damp, restarts, hist, S_hat)
 
 
 def run_point(channel: str, alpha: float, rho: float, T: int, d: int, seed: int,

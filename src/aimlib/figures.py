@@ -264,8 +264,10 @@ def fig4(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
     def bcol(a):
         return beta_color(float(a.attrs["beta"]), s)
 
-    _amp_markers(ax, sorted(amp, key=lambda a: a.attrs["beta"]), "alpha_bar", s, color_of=bcol,
-                 label=lambda a: rf"AMP $\beta={a.attrs['beta']:g}$")
+    shapes = "osD^v<>"
+    for i, agg in enumerate(sorted(amp, key=lambda a: a.attrs["beta"])):
+        _amp_markers(ax, [agg], "alpha_bar", s, color_of=bcol, marker=shapes[i % len(shapes)],
+                     label=lambda a: rf"AMP $\beta={a.attrs['beta']:g}$")
     for g in sorted(gd, key=lambda a: a.attrs["beta"]):
         ax.plot(_alpha_bar(g), g["mean"].values, "x", color=bcol(g), ms=s["marker_size"] + 2,
                 ls="none", label=rf"AGD $\beta={g.attrs['beta']:g}$")
