@@ -18,6 +18,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/se.smk"
 include: "workflow/rules/teacher.smk"
 include: "workflow/rules/amp.smk"
+include: "workflow/rules/gd.smk"
 include: "workflow/rules/figures.smk"
 
 

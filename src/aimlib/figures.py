@@ -253,14 +253,15 @@ def fig2b(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
 
 
 def fig4(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
-         gd: Sequence[xr.Dataset] = (), *, axes: Mapping | None = None,
-         style: Mapping | None = None):
-    """Softmax at several beta: the single (beta-free) SE curve and AMP at each beta."""
+         gd: Sequence[xr.Dataset] = (), agd: Sequence[xr.Dataset] = (), *,
+         axes: Mapping | None = None, style: Mapping | None = None):
+    """Softmax at several beta: the single (beta-free) SE curve, AMP, GD and AGD at each beta."""
     s = _style(style)
     fig, ax = _new(s)
     for ds in curves:
         ax.plot(ds["alpha_bar"].values, ds["error"].values, color="black", lw=s["line_width"],
                 label=r"SE (every $\beta$)")
+
     def bcol(a):
         return beta_color(float(a.attrs["beta"]), s)
 
@@ -268,9 +269,11 @@ def fig4(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
     for i, agg in enumerate(sorted(amp, key=lambda a: a.attrs["beta"])):
         _amp_markers(ax, [agg], "alpha_bar", s, color_of=bcol, marker=shapes[i % len(shapes)],
                      label=lambda a: rf"AMP $\beta={a.attrs['beta']:g}$")
-    for g in sorted(gd, key=lambda a: a.attrs["beta"]):
-        ax.plot(_alpha_bar(g), g["mean"].values, "x", color=bcol(g), ms=s["marker_size"] + 2,
-                ls="none", label=rf"AGD $\beta={g.attrs['beta']:g}$")
+    for sets, marker, name in ((gd, "+", "GD"), (agd, "x", "AGD")):
+        for g in sorted(sets, key=lambda a: a.attrs["beta"]):
+            ax.plot(_alpha_bar(g), g["mean"].values, marker, color=bcol(g),
+                    ms=s["marker_size"] + 2, ls="none",
+                    label=rf"{name} $\beta={g.attrs['beta']:g}$")
     _axes(ax, axes)
     _below_axis(ax, amp, "alpha_bar", s, color_of=bcol)
     rho = float(curves[0].attrs["rho"]) if curves else float("nan")
@@ -278,7 +281,8 @@ def fig4(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
     ax.set_xlabel(r"$\bar\alpha = \alpha\,(T^2+T-2)$")
     ax.set_ylabel("estimation error")
     ax.set_title(rf"softmax, $T={T}$, $\rho={_fmt_rho(rho)}$: SE is $\beta$-free")
-    ax.legend(loc="lower left", frameon=False, fontsize=s["font_size"] - 1)
+    ax.legend(loc="lower left", frameon=False, ncol=2 if gd else 1,
+              fontsize=s["font_size"] - 2)
     return fig
 
 

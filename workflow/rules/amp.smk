@@ -24,7 +24,7 @@ rule amp_aggregate:
     output:
         AMP_AGG_PATH,
     params:
-        version=code_version("io"),
+        version=code_version("aggregate", "io"),
     log:
         "logs/amp_aggregate/{experiment}/" + AGG_KEY + ".log",
     threads: 1

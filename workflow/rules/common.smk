@@ -81,7 +81,8 @@ def figure_targets():
 def figure_inputs(wildcards):
     """Named inputs of a figure: its SE curves, AMP aggregates, the small-width limit."""
     exp = EXP[wildcards.fig]
-    inputs = {"se": se_files(wildcards.fig), "amp": amp_agg_files(wildcards.fig)}
+    inputs = {"se": se_files(wildcards.fig), "amp": amp_agg_files(wildcards.fig),
+              "gd": gd_agg_files(wildcards.fig, "gd"), "agd": gd_agg_files(wildcards.fig, "agd")}
     if "small_width" in exp:
         inputs["small_width"] = SMALL_WIDTH_PATH.format(
             experiment=wildcards.fig, variant=exp["small_width"].get("variant", "exact"))
@@ -127,3 +128,32 @@ def amp_agg_inputs(wildcards):
 
 def amp_params(wildcards):
     return cfg.amp_options(config, wildcards.experiment)
+
+
+# ---------------------------------------------------------------------------------------------
+# GD / AGD
+# ---------------------------------------------------------------------------------------------
+GD_PATH = "data/gd/{experiment}/{channel}_{variant}/" + RUN_KEY + ".nc"
+GD_AGG_PATH = "data/agg/{experiment}/{kind}_" + AGG_KEY + ".nc"
+
+
+wildcard_constraints:
+    kind="gd|agd",
+
+
+def gd_agg_files(experiment, kind):
+    if "gd" not in EXP[experiment]:
+        return []
+    return [GD_AGG_PATH.format(experiment=experiment, kind=kind, **_group_wildcards(g))
+            for g in cfg.stage_groups(config, experiment, "gd")]
+
+
+def gd_agg_inputs(wildcards):
+    g = _find_group(wildcards, "gd")
+    return [GD_PATH.format(experiment=wildcards.experiment, alpha=cfg.ffmt(a), seed=s,
+                           **_group_wildcards(g))
+            for a in g["alphas"] for s in g["seeds"]]
+
+
+def gd_params(wildcards):
+    return cfg.gd_options(config, wildcards.experiment)

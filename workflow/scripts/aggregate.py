@@ -7,8 +7,11 @@ from aimlib.jobs import job_log, resolved_config
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
 with job_log(sm.log[0]) as log:
+    kind = sm.wildcards.get("kind", "amp")
+    value = {"amp": "error", "gd": "error_gd", "agd": "error_agd"}[kind]
     runs = [read_netcdf(p) for p in sm.input]
-    agg = aggregate_runs(runs)
-    log.info("%d runs on %d alphas; converged %d", len(runs), agg.sizes["alpha"],
+    agg = aggregate_runs(runs, value=value)
+    agg.attrs["kind"] = kind
+    log.info("%s: %d runs on %d alphas; converged %d", kind, len(runs), agg.sizes["alpha"],
              int(agg["n_converged"].sum()))
     write_netcdf(agg, sm.output[0], config=resolved_config(sm.config), version=sm.params.version)

@@ -10,6 +10,8 @@ with job_log(sm.log[0]) as log:
     name = sm.wildcards.fig
     se = [read_netcdf(p) for p in sm.input.se]
     amp = [read_netcdf(p) for p in sm.input.amp]
+    gd = [read_netcdf(p) for p in sm.input.gd]
+    agd = [read_netcdf(p) for p in sm.input.agd]
     kw = dict(axes=sm.params.axes, style=sm.params.style)
     if name == "fig1a":
         fig = figures.fig1a(se, amp, **kw)
@@ -18,9 +20,9 @@ with job_log(sm.log[0]) as log:
     elif name == "fig2a":
         fig = figures.fig2a(se, **kw)
     elif name == "fig2b":
-        fig = figures.fig2b(se, amp, **kw)
+        fig = figures.fig2b(se, amp, gd, agd, **kw)
     elif name == "fig4":
-        fig = figures.fig4(se, amp, **kw)
+        fig = figures.fig4(se, amp, gd, agd, **kw)
     elif name == "fig5":
         fig = figures.fig5(se, **kw)
     elif name == "fig6":

@@ -1,0 +1,191 @@
+"""Gradient-descent baselines (SPEC 5): full-batch Adam on the softmax outputs, GD and averaged GD.
+
+The student has the teacher's width, ``S_W = W W^T / sqrt(r d)``, and predicts
+``y(X; S_W)`` with the teacher's beta; the loss is ``(1/d) sum_mu ||y_hat_mu - y_mu||_F^2``.
+``S_W`` is never formed in the loop: with ``Z = X W`` (``n T x r``),
+``h_ab = (z_a . z_b - delta_ab ||W||_F^2) / (sqrt(r d) sqrt(d))``, and the gradient is
+
+    dL/dW = (1 / (sqrt(r d) sqrt(d))) [X^T ((G + G^T) Z) - 2 (sum_mu Tr G_mu) W],
+
+with ``G = dL/dh`` from the softmax backward pass, so a step costs ``O(n T d r)`` and memory is
+``O(n T (d + r))``.  ``K`` initialisations on the same data are batched into one matrix product.
+GD is one run; AGD averages the estimates ``S_W`` of the ``K`` runs (SPEC 5).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .model import TeacherData, estimation_error, generate
+
+__all__ = ["GDResult", "loss_and_grad", "run", "run_point"]
+
+#: PyTorch's Adam defaults.
+BETA1, BETA2, EPS = 0.9, 0.999, 1e-8
+
+
+@dataclass
+class GDResult:
+    """Outcome of GD over ``K`` initialisations.
+
+    Attributes
+    ----------
+    error : float
+        Error of the averaged estimate ``(1/K) sum_k S_{W_k}`` (plain GD for ``K = 1``).
+    errors : numpy.ndarray
+        Error of each initialisation, shape ``(K,)``; ``errors[0]`` is a plain GD run.
+    loss : numpy.ndarray
+        Training loss per step and initialisation, shape ``(steps, K)``.
+    steps : int
+        Adam steps taken.
+    S_avg : numpy.ndarray
+        The averaged estimate.
+    """
+
+    error: float
+    errors: np.ndarray
+    loss: np.ndarray = field(repr=False)
+    steps: int = 0
+    S_avg: np.ndarray = field(default=None, repr=False)
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def loss_and_grad(W: np.ndarray, X: np.ndarray, y: np.ndarray, beta: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Loss and its gradient for a batch of students.
+
+    Parameters
+    ----------
+    W : numpy.ndarray
+        Students, shape ``(K, d, r)``.
+    X : numpy.ndarray
+        Tokens, shape ``(n, T, d)``.
+    y : numpy.ndarray
+        Teacher outputs, shape ``(n, T, T)``.
+    beta : float
+        Inverse temperature.
+
+    Returns
+    -------
+    loss : numpy.ndarray
+        Shape ``(K,)``.
+    grad : numpy.ndarray
+        Shape ``(K, d, r)``.
+    """
+    K, d, r = W.shape
+    n, T, _ = X.shape
+    c = math.sqrt(r * d) * math.sqrt(d)
+    Xf = X.reshape(n * T, d)
+    # Z_k = X W_k for every k with one GEMM: (nT, d) @ (d, K r)
+    Z = (Xf @ W.transpose(1, 0, 2).reshape(d, K * r)).reshape(n, T, K, r).transpose(2, 0, 1, 3)
+    trace = np.einsum("kdr,kdr->k", W, W)  # ||W_k||^2 = sqrt(r d) Tr S_k
+    Z = np.ascontiguousarray(Z)
+    h = np.matmul(Z, np.swapaxes(Z, -1, -2))
+    idx = np.arange(T)
+    h[:, :, idx, idx] -= trace[:, None, None]
+    h /= c
+    yh = _softmax(beta * h)
+    diff = yh - y[None]
+    loss = np.sum(diff * diff, axis=(1, 2, 3)) / d
+    E = 2.0 * diff / d  # dL/dy_hat
+    G = beta * yh * (E - np.sum(yh * E, axis=-1, keepdims=True))  # dL/dh, row-wise softmax
+    Gs = G + np.swapaxes(G, -1, -2)
+    GZ = np.matmul(Gs, Z)  # (K, n, T, r)
+    XtGZ = (Xf.T @ GZ.transpose(1, 2, 0, 3).reshape(n * T, K * r)).reshape(d, K, r)
+    grad = XtGZ.transpose(1, 0, 2) - 2.0 * np.einsum("knaa->k", G)[:, None, None] * W
+    return loss, grad / c
+
+
+def _s_of_w(W: np.ndarray) -> np.ndarray:
+    d, r = W.shape
+    return (W @ W.T) / math.sqrt(r * d)
+
+
+def run(
+    data: TeacherData,
+    inits: int = 1,
+    steps: int = 1000,
+    lr: float = 0.1,
+    rng: np.random.Generator | None = None,
+    *,
+    batch: int | None = None,
+    memory_budget: float = 2e9,
+    progress=None,
+) -> GDResult:
+    """Full-batch Adam from ``inits`` Gaussian initialisations on the same data.
+
+    Parameters
+    ----------
+    data : TeacherData
+        Softmax teacher data.
+    inits : int
+        Number ``K`` of initialisations (1: plain GD; 32: the paper's AGD).
+    steps : int
+        Adam steps.
+    lr : float
+        Learning rate.
+    rng : numpy.random.Generator, optional
+        Source of the initialisations; by default one derived from the data's seed, so that a
+        run is reproducible.
+    batch : int, optional
+        Initialisations per matrix product (default: as many as fit ``memory_budget`` bytes).
+    progress : callable, optional
+        Called as ``progress(step, mean_loss)`` every 50 steps.
+    """
+    if data.channel != "softmax":
+        raise ValueError(f"GD is defined for the softmax channel, got channel={data.channel!r}")
+    if int(inits) < 1:
+        raise ValueError(f"inits must be >= 1, got inits={inits!r}")
+    if int(steps) < 1:
+        raise ValueError(f"steps must be >= 1, got steps={steps!r}")
+    if not lr > 0:
+        raise ValueError(f"lr must be > 0, got lr={lr!r}")
+    if rng is None:
+        rng = np.random.default_rng(np.random.SeedSequence(list(data.token_entropy),
+                                                           spawn_key=(2,)))
+    K, d, r, n, T = int(inits), data.d, data.r, data.n, data.T
+    W0 = rng.standard_normal((K, d, r))
+    X = data.tokens()
+    y = data.labels
+    per_init = 8 * n * T * (2 * r + 3 * T) * 2
+    if batch is None:
+        batch = max(1, min(K, int(memory_budget // max(per_init, 1))))
+    losses = np.empty((int(steps), K))
+    S_sum = np.zeros((d, d))
+    errors = np.empty(K)
+    for lo in range(0, K, batch):
+        hi = min(K, lo + batch)
+        W = W0[lo:hi].copy()
+        m = np.zeros_like(W)
+        v = np.zeros_like(W)
+        for t in range(1, int(steps) + 1):
+            loss, g = loss_and_grad(W, X, y, data.beta)
+            losses[t - 1, lo:hi] = loss
+            m = BETA1 * m + (1.0 - BETA1) * g
+            v = BETA2 * v + (1.0 - BETA2) * g * g
+            mhat = m / (1.0 - BETA1**t)
+            vhat = v / (1.0 - BETA2**t)
+            W -= lr * mhat / (np.sqrt(vhat) + EPS)
+            if progress is not None and (t % 50 == 0 or t == 1):
+                progress(t, float(loss.mean()))
+        for k in range(hi - lo):
+            S = _s_of_w(W[k])
+            errors[lo + k] = estimation_error(S, data.S)
+            S_sum += S
+    S_avg = S_sum / K
+    return GDResult(estimation_error(S_avg, data.S), errors, losses, int(steps), S_avg)
+
+
+def run_point(alpha: float, rho: float, T: int, d: int, seed: int, inits: int = 1,
+              beta: float = 1.0, *, base_seed: int = 0, **opts) -> GDResult:
+    """Draw softmax teacher data from a seed and run GD / AGD on it."""
+    data = generate("softmax", alpha, rho, T, d, seed, beta=beta, base_seed=base_seed)
+    return run(data, inits=inits, **opts)

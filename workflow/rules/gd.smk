@@ -1,0 +1,35 @@
+rule gd:
+    """GD from K initialisations on one teacher-data file (GD = the first, AGD = their mean)."""
+    input:
+        TEACHER_PATH,
+    output:
+        GD_PATH,
+    params:
+        gd=gd_params,
+        version=code_version("gd", "model", "io"),
+    log:
+        "logs/gd/{experiment}/{channel}_{variant}/" + RUN_KEY + ".log",
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=600,
+    script:
+        "../scripts/gd.py"
+
+
+rule gd_aggregate:
+    """Mean and std over seeds of the GD (first initialisation) or AGD error, per alpha."""
+    input:
+        gd_agg_inputs,
+    output:
+        GD_AGG_PATH,
+    params:
+        version=code_version("aggregate", "io"),
+    log:
+        "logs/gd_aggregate/{experiment}/{kind}_" + AGG_KEY + ".log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/aggregate.py"
