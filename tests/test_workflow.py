@@ -84,6 +84,7 @@ def test_quick_preset_end_to_end(workdir):
     assert teacher
     aggs = sorted((workdir / "data" / "agg").rglob("amp_*.nc"))
     assert len(aggs) == 9
+    assert len(list((workdir / "data" / "agg").rglob("*gd_*.nc"))) == 8
     with xr.open_dataset(aggs[0]) as ds:
         assert {"mean", "std", "n_converged", "errors"} <= set(ds.data_vars)
         assert int(ds["n_runs"].sum()) == ds.sizes["alpha"] * ds.sizes["seed"]

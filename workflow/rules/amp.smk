@@ -8,7 +8,7 @@ rule amp:
         amp=amp_params,
         version=code_version("amp", "channels", "gaussian", "prior", "model", "io"),
     log:
-        "logs/amp/{experiment}/{channel}_{variant}/" + RUN_KEY + ".log",
+        "logs/amp/{experiment}/{channel}_{variant}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}_seed{seed}.log",
     threads: 1
     resources:
         mem_mb=2000,
@@ -26,7 +26,7 @@ rule amp_aggregate:
     params:
         version=code_version("aggregate", "io"),
     log:
-        "logs/amp_aggregate/{experiment}/" + AGG_KEY + ".log",
+        "logs/amp_aggregate/{experiment}/{channel}_{variant}_T{T}_beta{beta}_rho{rho}_d{d}.log",
     threads: 1
     resources:
         mem_mb=1000,

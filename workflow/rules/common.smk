@@ -92,10 +92,8 @@ def figure_inputs(wildcards):
 # ---------------------------------------------------------------------------------------------
 # AMP
 # ---------------------------------------------------------------------------------------------
-RUN_KEY = "T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}_seed{seed}"
-AMP_PATH = "data/amp/{experiment}/{channel}_{variant}/" + RUN_KEY + ".nc"
-AGG_KEY = "{channel}_{variant}_T{T}_beta{beta}_rho{rho}_d{d}"
-AMP_AGG_PATH = "data/agg/{experiment}/amp_" + AGG_KEY + ".nc"
+AMP_PATH = "data/amp/{experiment}/{channel}_{variant}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}_seed{seed}.nc"
+AMP_AGG_PATH = "data/agg/{experiment}/amp_{channel}_{variant}_T{T}_beta{beta}_rho{rho}_d{d}.nc"
 
 
 def _group_wildcards(g):
@@ -133,8 +131,8 @@ def amp_params(wildcards):
 # ---------------------------------------------------------------------------------------------
 # GD / AGD
 # ---------------------------------------------------------------------------------------------
-GD_PATH = "data/gd/{experiment}/{channel}_{variant}/" + RUN_KEY + ".nc"
-GD_AGG_PATH = "data/agg/{experiment}/{kind}_" + AGG_KEY + ".nc"
+GD_PATH = "data/gd/{experiment}/{channel}_{variant}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}_seed{seed}.nc"
+GD_AGG_PATH = "data/agg/{experiment}/{kind}_{channel}_{variant}_T{T}_beta{beta}_rho{rho}_d{d}.nc"
 
 
 wildcard_constraints:

@@ -8,7 +8,7 @@ rule gd:
         gd=gd_params,
         version=code_version("gd", "model", "io"),
     log:
-        "logs/gd/{experiment}/{channel}_{variant}/" + RUN_KEY + ".log",
+        "logs/gd/{experiment}/{channel}_{variant}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}_seed{seed}.log",
     threads: 1
     resources:
         mem_mb=4000,
@@ -26,7 +26,7 @@ rule gd_aggregate:
     params:
         version=code_version("aggregate", "io"),
     log:
-        "logs/gd_aggregate/{experiment}/{kind}_" + AGG_KEY + ".log",
+        "logs/gd_aggregate/{experiment}/{kind}_{channel}_{variant}_T{T}_beta{beta}_rho{rho}_d{d}.log",
     threads: 1
     resources:
         mem_mb=1000,
