@@ -66,7 +66,7 @@ def main() -> None:
                     tpts.append((alpha, time.perf_counter() - t0))
                     if stage == "amp":
                         t0 = time.perf_counter()
-                        amp.run(data, max_iter=5, tol=1e-300, variant=g["variant"],
+                        amp.run(data, max_iter=5, tol=1e-300, variant=g["variant"], max_restarts=0,
                                 **{k: v for k, v in cfg.amp_options(conf, name).items()
                                    if k == "damping"})
                         per = (time.perf_counter() - t0) / 5 * ITERS

@@ -192,3 +192,13 @@ def test_bad_options_rejected(kw, match):
     data = model.generate("hardmax", 0.3, 0.5, 2, 20, 0)
     with pytest.raises(ValueError, match=match):
         amp.run(data, **kw)
+
+
+def test_consistency_check_and_damping_schedule():
+    """A fixed point violating (1/d)||S_hat||^2 = Q0 - V is rejected; restarts alternate damping."""
+    d, rho = 40, 0.5
+    S = model.teacher(d, 20, np.random.default_rng(0))[1]
+    assert not amp._inconsistent(S, 0.0, rho)  # the teacher itself: norm Q0, V = 0
+    assert amp._inconsistent(3.0 * S, 0.0, rho)
+    assert [amp._next_damping(0.5, k) for k in (1, 2, 3)] == [0.0, 0.75, 0.875]
+    assert amp._next_damping(0.0, 1) == 0.5

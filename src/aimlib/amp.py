@@ -14,8 +14,9 @@ for ``V`` (damping ``S_hat`` instead breaks the Onsager correction: the run then
 the SE error at large alpha).  Undamped runs are fastest where they are stable (hardmax); the
 noiseless softmax channel needs damping.  A run stops when
 ``(1/d) ||S_hat_new - S_hat||_F^2 < tol``.  A run that produces NaN, whose step size grows for
-many iterations in a row, or that does not meet ``tol`` within ``max_iter`` is restarted from the
-start with stronger damping (at least 0.5, then halving the distance to 1; up to
+many iterations in a row, that does not meet ``tol`` within ``max_iter``, or whose fixed point
+fails the Nishimori consistency check ``(1/d)||S_hat||^2 = Q0 - V`` is restarted from the start
+with another damping (0.5 if it was below, else undamped; then 0.75, 0.875; up to
 ``max_restarts`` times).  The first converged attempt is returned; if none converges, the last
 attempt that stayed finite, with ``converged=False``.  Restarts and the damping used are
 recorded.
@@ -158,7 +159,25 @@ def _attempt(data, ch, tokens, damping, tol, max_iter, progress):
         growing = growing + 1 if len(hist["step"]) > 1 and step > hist["step"][-2] else 0
         if growing >= DIVERGENCE_WINDOW:
             return None, hist, it, False, q_hat
+    if converged and _inconsistent(S_hat, C, rho):
+        return S_hat, hist, it, False, q_hat
     return S_hat, hist, it, converged, q_hat
+
+
+#: Largest relative mismatch between (1/d) ||S_hat||^2 and Q0 - V accepted at a fixed point.
+CONSISTENCY = 0.1
+
+
+def _inconsistent(S_hat: np.ndarray, V: float, rho: float) -> bool:
+    """Nishimori consistency of a fixed point, without the ground truth.
+
+    At a Bayes-optimal fixed point the estimate's norm equals its overlap with the teacher,
+    ``(1/d) ||S_hat||^2 = q = Q0 - V``.  A spurious fixed point (seen with damping at large
+    alpha) violates it grossly; such an attempt counts as not converged and is restarted.
+    """
+    d = S_hat.shape[0]
+    Q0 = 1.0 + rho
+    return abs(float(np.sum(S_hat * S_hat)) / d - (Q0 - V)) > CONSISTENCY * Q0
 
 
 def run(
@@ -222,13 +241,20 @@ def run(
             best = current  # a converged or (the latest) finite attempt is preferred
         if conv or attempt == max_restarts:
             break
-        damp = max(0.5, 1.0 - 0.5 * (1.0 - damp))
+        damp = _next_damping(float(damping), attempt + 1)
     S_hat, hist, it, conv, q_hat, damp = best
     hist = {k: np.asarray(v) for k, v in hist.items()}
     if S_hat is None:
         return AMPResult(math.nan, it, False, q_hat, damp, restarts, hist,
                          np.full((data.d, data.d), np.nan))
     return AMPResult(data.estimation_error(S_hat), it, conv, q_hat, damp, restarts, hist, S_hat)
+
+
+def _next_damping(first: float, attempt: int) -> float:
+    """Damping of restart ``attempt``: the other of {0, 0.5} first, then 0.75, 0.875, ..."""
+    if attempt == 1:
+        return 0.0 if first >= 0.5 else 0.5
+    return 1.0 - 0.5 ** attempt
 
 
 def run_point(channel: str, alpha: float, rho: float, T: int, d: int, seed: int,

@@ -110,20 +110,6 @@ def _gauss_sum(kappa, jac, table, lam):
 
 
 @njit(cache=True)
-def _gauss_sum_direct(kappa, jac, lam, density):
-    n = kappa.shape[0]
-    acc = 0.0
-    for i in range(n):
-        ki = kappa[i]
-        for j in range(n):
-            kj = kappa[j]
-            e = lam * (3.0 * ki * ki - 2.0 * ki * kj + 3.0 * kj * kj)
-            if e < 745.0:
-                acc += jac[i] * jac[j] * math.exp(-e) * _f_plus(ki, kj, density)
-    return acc
-
-
-@njit(cache=True)
 def _hardmax_gout_kernel(y11, y22, w11, w12, w22, V, density):
     """Hardmax ``g`` on samples: ``y_aa`` in {0, 1} says whether row a selects itself."""
     n = w11.shape[0]
@@ -187,7 +173,8 @@ def hardmax_second_moment(q: float, V: float, *, density: bool = False,
             return pref * _gauss_sum(kappa, jac, table, lam)
     A = math.sqrt(q / V)
     t = step * np.arange(-round(4.0 / step), round(4.0 / step) + 1)
-    return pref * _gauss_sum_direct(A * np.sinh(t), A * step * np.cosh(t), lam, bool(density))
+    kappa = A * np.sinh(t)
+    return pref * _gauss_sum(kappa, A * step * np.cosh(t), _f_table(kappa, bool(density)), lam)
 
 
 # --------------------------------------------------------------------------------------------
@@ -323,15 +310,7 @@ class Hardmax:
             ``g`` of shape ``(n, 2, 2)``, symmetric, with ``g_ab = d log Z / d omega_ab`` in pair
             coordinates (the off-diagonal entry holds ``g_12``).
         """
-        g11, g12, g22, _ = _hardmax_gout_kernel(
-            np.ascontiguousarray(y[:, 0, 0], dtype=np.float64),
-            np.ascontiguousarray(y[:, 1, 1], dtype=np.float64),
-            np.ascontiguousarray(omega[:, 0, 0], dtype=np.float64),
-            np.ascontiguousarray(omega[:, 0, 1], dtype=np.float64),
-            np.ascontiguousarray(omega[:, 1, 1], dtype=np.float64),
-            float(V),
-            self.density,
-        )
+        g11, g12, g22, _ = _kernel(y, omega, V, self.density)
         g = np.empty((y.shape[0], 2, 2))
         g[:, 0, 0] = g11
         g[:, 1, 1] = g22
@@ -341,16 +320,16 @@ class Hardmax:
 
     def log_z_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
         """``log Z_out(y | omega, V) = log P(y | omega)`` on samples."""
-        *_, logz = _hardmax_gout_kernel(
-            np.ascontiguousarray(y[:, 0, 0], dtype=np.float64),
-            np.ascontiguousarray(y[:, 1, 1], dtype=np.float64),
-            np.ascontiguousarray(omega[:, 0, 0], dtype=np.float64),
-            np.ascontiguousarray(omega[:, 0, 1], dtype=np.float64),
-            np.ascontiguousarray(omega[:, 1, 1], dtype=np.float64),
-            float(V),
-            False,
-        )
-        return logz
+        return _kernel(y, omega, V, False)[3]
+
+
+def _kernel(y: np.ndarray, omega: np.ndarray, V: float, density: bool):
+    """Call the hardmax kernel on the pair coordinates of ``(n, 2, 2)`` arrays."""
+    def col(a, i, j):
+        return np.ascontiguousarray(a[:, i, j], dtype=np.float64)
+
+    return _hardmax_gout_kernel(col(y, 0, 0), col(y, 1, 1), col(omega, 0, 0), col(omega, 0, 1),
+                                col(omega, 1, 1), float(V), density)
 
 
 def make_channel(channel: str, T: int = 2, beta: float = 1.0, variant: str = "exact"):

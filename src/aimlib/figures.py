@@ -224,24 +224,34 @@ def fig5(curves: Sequence[xr.Dataset], *, axes: Mapping | None = None,
     return fig
 
 
+def _softmax_panel(ax, curves, amp, gd, agd, s, key, color_of, tag, se_label):
+    """SE line (beta- and T-free), AMP markers, GD (+) and AGD (x), one colour per ``key``."""
+    for ds in curves:
+        ax.plot(ds["alpha_bar"].values, ds["error"].values, color="black", lw=s["line_width"],
+                label=se_label)
+    shapes = "osD^v<>"
+    for i, agg in enumerate(sorted(amp, key=lambda a: a.attrs[key])):
+        _amp_markers(ax, [agg], "alpha_bar", s, color_of=color_of,
+                     marker=shapes[i % len(shapes)] if key == "beta" else "o",
+                     label=lambda a: f"AMP {tag(a)}")
+    for sets, marker, name in ((gd, "+", "GD"), (agd, "x", "AGD")):
+        for g in sorted(sets, key=lambda a: a.attrs[key]):
+            ax.plot(_alpha_bar(g), g["mean"].values, marker, color=color_of(g),
+                    ms=s["marker_size"] + 2, ls="none", label=f"{name} {tag(g)}")
+
+
 def fig2b(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
           gd: Sequence[xr.Dataset] = (), agd: Sequence[xr.Dataset] = (), *,
           axes: Mapping | None = None, style: Mapping | None = None):
     """Softmax: error against alpha_bar; SE line, AMP dots per T, GD (+) and AGD (x) per T."""
     s = _style(style)
     fig, ax = _new(s)
-    for ds in curves:
-        ax.plot(ds["alpha_bar"].values, ds["error"].values, color="black", lw=s["line_width"],
-                label="SE (all $T$)")
+
     def tcol(a):
         return T_color(int(a.attrs["T"]), s)
 
-    _amp_markers(ax, sorted(amp, key=lambda a: a.attrs["T"]), "alpha_bar", s, color_of=tcol,
-                 label=lambda a: rf"AMP $T={a.attrs['T']}$")
-    for sets, marker, name in ((gd, "+", "GD"), (agd, "x", "AGD")):
-        for g in sorted(sets, key=lambda a: a.attrs["T"]):
-            ax.plot(_alpha_bar(g), g["mean"].values, marker, color=tcol(g), ms=s["marker_size"] + 2,
-                    ls="none", label=rf"{name} $T={g.attrs['T']}$")
+    _softmax_panel(ax, curves, amp, gd, agd, s, "T", tcol, lambda a: rf"$T={a.attrs['T']}$",
+                   "SE (all $T$)")
     _axes(ax, axes)
     _below_axis(ax, amp, "alpha_bar", s, color_of=tcol)
     rho = float(curves[0].attrs["rho"]) if curves else float("nan")
@@ -258,22 +268,12 @@ def fig4(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
     """Softmax at several beta: the single (beta-free) SE curve, AMP, GD and AGD at each beta."""
     s = _style(style)
     fig, ax = _new(s)
-    for ds in curves:
-        ax.plot(ds["alpha_bar"].values, ds["error"].values, color="black", lw=s["line_width"],
-                label=r"SE (every $\beta$)")
 
     def bcol(a):
         return beta_color(float(a.attrs["beta"]), s)
 
-    shapes = "osD^v<>"
-    for i, agg in enumerate(sorted(amp, key=lambda a: a.attrs["beta"])):
-        _amp_markers(ax, [agg], "alpha_bar", s, color_of=bcol, marker=shapes[i % len(shapes)],
-                     label=lambda a: rf"AMP $\beta={a.attrs['beta']:g}$")
-    for sets, marker, name in ((gd, "+", "GD"), (agd, "x", "AGD")):
-        for g in sorted(sets, key=lambda a: a.attrs["beta"]):
-            ax.plot(_alpha_bar(g), g["mean"].values, marker, color=bcol(g),
-                    ms=s["marker_size"] + 2, ls="none",
-                    label=rf"{name} $\beta={g.attrs['beta']:g}$")
+    _softmax_panel(ax, curves, amp, gd, agd, s, "beta", bcol,
+                   lambda a: rf"$\beta={a.attrs['beta']:g}$", r"SE (every $\beta$)")
     _axes(ax, axes)
     _below_axis(ax, amp, "alpha_bar", s, color_of=bcol)
     rho = float(curves[0].attrs["rho"]) if curves else float("nan")
