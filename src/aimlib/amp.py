@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import prior
-from .channels import make_channel
+from .channels import make_channel, pair_weights
 from .model import TeacherData, attention_indices, generate
 
 __all__ = ["AMPResult", "run", "run_point"]
@@ -74,11 +74,6 @@ class AMPResult:
     S_hat: np.ndarray = field(repr=False)
 
 
-def _pair_weights(T: int) -> np.ndarray:
-    """``w_ab`` as a ``T x T`` matrix (2 on the diagonal, 1 off it)."""
-    return np.where(np.eye(T, dtype=bool), 2.0, 1.0)
-
-
 class _Tokens:
     """All tokens in memory when they fit the budget, otherwise regenerated chunk by chunk."""
 
@@ -101,7 +96,7 @@ def _attempt(data, ch, tokens, damping, tol, max_iter, progress):
     d, T, n = data.d, data.T, data.n
     rho = data.rho
     alpha = n / d**2
-    w = _pair_weights(T)
+    w = pair_weights(T)
     half = np.where(np.eye(T, dtype=bool), 1.0, 0.5)
     y = data.outputs()
     S_hat = math.sqrt(rho) * np.eye(d)

@@ -36,11 +36,9 @@ HARDMAX_STEP = 0.15
 HARDMAX_TMAX = 11.5
 
 
-def pair_weights(T: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Pair coordinates of a symmetric ``T x T`` matrix: row indices, column indices, weights."""
-    iu, ju = np.triu_indices(T)
-    w = np.where(iu == ju, 2.0, 1.0)
-    return iu, ju, w
+def pair_weights(T: int) -> np.ndarray:
+    """``w_ab`` as a ``T x T`` matrix: 2 on the diagonal (``Var h_aa = 2 Q0``), 1 off it."""
+    return np.where(np.eye(T, dtype=bool), 2.0, 1.0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -255,8 +253,7 @@ class Softmax:
         h0 = D[:, -1, :][:, :, None] + D  # h_ab = h_Ta + (h_ab - h_aT), with h_TT = 0
         h0 = 0.5 * (h0 + np.swapaxes(h0, 1, 2))
         c = (omega - h0).sum(axis=(1, 2)) / (T * T)
-        w = np.where(np.eye(T, dtype=bool), 2.0, 1.0)
-        return (h0 + c[:, None, None] - omega) / (w * V)
+        return (h0 + c[:, None, None] - omega) / (pair_weights(T) * V)
 
 
 @dataclass(frozen=True)

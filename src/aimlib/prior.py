@@ -53,8 +53,8 @@ _DS_W = DE_STEP * 0.5 * math.pi * np.cosh(_tau) / np.cosh(_u) ** 2
 _THETA = _DS_E
 _THETA_W = _DS_W
 
-#: Below this noise level the prior MMSE is taken from its small-Delta expansion
-#: ``mmse ~ Delta * min(2 rho - rho^2, 1)`` corrected at second order; above it, from the cubic.
+#: At and above this noise level (and for Delta = inf) the MMSE is the prior variance, 1
+#: (the exact value differs from 1 by O(1/Delta) < 1e-12); below it, it comes from the cubic.
 _DELTA_INF = 1e12
 
 
