@@ -22,6 +22,13 @@ include: "workflow/rules/gd.smk"
 include: "workflow/rules/figures.smk"
 
 
+onstart:
+    # Compile the numba kernels once, before jobs start together and race to write the cache.
+    from aimlib.jobs import warm_numba_cache
+
+    print(f"numba cache warm ({warm_numba_cache():.1f} s)")
+
+
 rule all:
     input:
         figure_targets(),

@@ -11,6 +11,26 @@ def root() -> Path:
     return ROOT
 
 
+#: What a copy of the workflow needs (not data/, figures/ or the sources, which are installed).
+WORKFLOW_FILES = ("Snakefile", "workflow", "config", "profiles", "environment.yml")
+
+
+def copy_workflow(dest: Path, mini: bool = False) -> Path:
+    """Copy the workflow into ``dest`` (and the test config ``tests/data/mini.yaml`` into its
+    ``config/`` when ``mini``)."""
+    import shutil
+
+    for name in WORKFLOW_FILES:
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, dirs_exist_ok=True)
+        else:
+            shutil.copy(src, dest / name)
+    if mini:
+        shutil.copy(ROOT / "tests" / "data" / "mini.yaml", dest / "config" / "mini.yaml")
+    return dest
+
+
 def pytest_collection_modifyitems(config, items):
     # Long end-to-end tests run last, so a numerical failure shows first.
     items.sort(key=lambda it: 1 if it.get_closest_marker("slow") else 0)

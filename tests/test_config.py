@@ -109,3 +109,39 @@ def test_paper_cache_size_budget(root):
         labels = n * k.T * (1 if k.channel == "hardmax" else 8 * k.T)
         total += 8 * k.d * r + labels
     assert total < 4e9
+
+
+def test_channel_lists_and_seeds_per_d(root):
+    """fig3: two channels in one experiment, per-channel grids, one seed count per d, GD on
+    softmax only, and SE evaluated exactly at the gap alphas."""
+    conf = yaml.safe_load((root / "config" / "config.yaml").read_text())
+    exp = conf["experiments"]["fig3"]
+    pts = cfg.stage_points(conf, "fig3", "amp")
+    assert {k.channel for k in pts} == {"softmax", "hardmax"}
+    seeds = dict(zip(exp["amp"]["d"], exp["amp"]["seeds"], strict=True))
+    for d, n in seeds.items():
+        sm = [k for k in pts if k.d == d and k.channel == "softmax"]
+        assert len(sm) == n * len(exp["amp"]["alpha"]["softmax"]["values"])
+    assert {k.channel for k in cfg.stage_points(conf, "fig3", "gd")} == {"softmax"}
+    assert max(k.d for k in cfg.stage_points(conf, "fig3", "gd")) == 200
+    for c, alphas in exp["gap"].items():
+        grid = cfg.se_alphas(conf, "fig3", 0.2, 2, c)
+        assert set(alphas) <= set(grid)
+    jobs = [j for j in cfg.se_jobs(conf) if j["experiment"] == "fig3"]
+    assert sorted(j["channel"] for j in jobs) == ["hardmax", "softmax"]
+    assert cfg.amp_options(conf, "fig3", 1000)["dtype"] == "float32"
+    assert cfg.amp_options(conf, "fig3", 100)["dtype"] == "float64"
+
+
+@pytest.mark.parametrize("edit,msg", [
+    (lambda e: e["amp"].update(seeds=[2, 2]), "experiments.fig3.amp.seeds"),
+    (lambda e: e["gd"].update(channel="hardmax"), "experiments.fig3.gd.channel"),
+    (lambda e: e.update(gap={"softmax": [0.05]}), "experiments.fig3.gap.softmax"),
+    (lambda e: e.update(T=3), "experiments.fig3.T[0]: hardmax"),
+])
+def test_fig3_semantic_errors(root, edit, msg):
+    conf = yaml.safe_load((root / "config" / "config.yaml").read_text())
+    conf = copy.deepcopy(conf)
+    edit(conf["experiments"]["fig3"])
+    with pytest.raises(cfg.ConfigError, match=msg.replace("[", r"\[").replace(".", r"\.")):
+        cfg.check(conf)

@@ -1,11 +1,11 @@
 """The Snakemake workflow: dry runs of both presets, config errors, the quick preset end to end."""
 
-import shutil
 import subprocess
 import sys
 
 import pytest
 import xarray as xr
+from conftest import copy_workflow
 
 FIGS = ["fig1a", "fig1b", "fig2a", "fig2b", "fig4", "fig5", "fig6"]
 
@@ -18,13 +18,7 @@ def _snakemake(cwd, *args, timeout=1800):
 @pytest.fixture()
 def workdir(root, tmp_path):
     """A copy of the workflow (not of data/ or figures/) in a temporary folder."""
-    for name in ("Snakefile", "workflow", "config", "profiles"):
-        src = root / name
-        if src.is_dir():
-            shutil.copytree(src, tmp_path / name)
-        else:
-            shutil.copy(src, tmp_path / name)
-    return tmp_path
+    return copy_workflow(tmp_path)
 
 
 @pytest.mark.parametrize("configfile", [None, "config/quick.yaml"])

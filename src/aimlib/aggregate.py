@@ -28,7 +28,8 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error") -> xr.Datas
     -------
     xarray.Dataset
         ``mean``, ``std`` (over converged seeds, ``ddof=1``), ``sem``, ``n_converged``, ``n_runs``
-        on ``alpha``; ``errors`` and ``converged`` on ``(alpha, seed)``.
+        (finite runs), ``mean_all`` and ``std_all`` (over every finite run, converged or not: the
+        final iterate) on ``alpha``; ``errors`` and ``converged`` on ``(alpha, seed)``.
     """
     if not runs:
         raise ValueError("no runs to aggregate")
@@ -46,13 +47,16 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error") -> xr.Datas
     n_conv = conv.sum(axis=1)
     mean = _nanmean(good)
     std = _nanstd(good)
+    n_fin = np.isfinite(vals).sum(axis=1)
     ds = xr.Dataset(
         {
             "mean": ("alpha", mean),
             "std": ("alpha", std),
             "sem": ("alpha", std / np.sqrt(np.maximum(n_conv, 1))),
             "n_converged": ("alpha", n_conv.astype(np.int64)),
-            "n_runs": ("alpha", np.isfinite(vals).sum(axis=1).astype(np.int64)),
+            "n_runs": ("alpha", n_fin.astype(np.int64)),
+            "mean_all": ("alpha", _nanmean(vals)),
+            "std_all": ("alpha", _nanstd(vals)),
             "errors": (("alpha", "seed"), vals),
             "converged": (("alpha", "seed"), conv),
         },

@@ -23,11 +23,13 @@ __all__ = [
     "ffmt",
     "grid",
     "as_list",
+    "channel_grid",
     "ConfigError",
     "check",
     "TeacherKey",
     "se_alphas",
     "se_jobs",
+    "channels",
     "teacher_keys",
     "STAGES",
 ]
@@ -86,6 +88,15 @@ def grid(spec: dict, key: str = "grid") -> list[float]:
     return out
 
 
+def channel_grid(spec: dict, channel: str, key: str = "grid") -> list[float]:
+    """A grid that may be given per channel: ``{softmax: <grid>, hardmax: <grid>}``."""
+    if isinstance(spec, dict) and spec and set(spec) <= {"softmax", "hardmax"}:
+        if channel not in spec:
+            raise ConfigError(f"{key}: no grid for channel {channel!r}")
+        return grid(spec[channel], f"{key}.{channel}")
+    return grid(spec, key)
+
+
 def as_list(v) -> list:
     """A scalar or a list, as a list."""
     return list(v) if isinstance(v, list | tuple) else [v]
@@ -97,55 +108,95 @@ def _positive(v, key: str) -> None:
         raise ConfigError(f"{key} must be a positive number, got {v!r}")
 
 
+def channels(exp: dict, block: dict | None = None) -> list[str]:
+    """Output channels of an experiment, or of one of its blocks (which may narrow them)."""
+    if block is not None and "channel" in block:
+        return as_list(block["channel"])
+    return as_list(exp["channel"])
+
+
+def _check_T(Ts, chans, key: str) -> None:
+    for i, T in enumerate(as_list(Ts)):
+        if not isinstance(T, int) or isinstance(T, bool) or T < 2:
+            raise ConfigError(f"{key}[{i}] must be an integer >= 2, got {T!r}")
+        if "hardmax" in chans and T != 2:
+            raise ConfigError(f"{key}[{i}]: hardmax is implemented for T = 2 only, got T={T}")
+
+
 def check(config: dict) -> None:
     """Semantic checks that the JSON schema cannot express; raise :class:`ConfigError`."""
     for name, exp in config["experiments"].items():
         base = f"experiments.{name}"
-        channel = exp["channel"]
+        chans = channels(exp)
         for i, rho in enumerate(as_list(exp["rho"])):
             _positive(rho, f"{base}.rho[{i}]")
-        for i, T in enumerate(as_list(exp["T"])):
-            if not isinstance(T, int) or isinstance(T, bool) or T < 2:
-                raise ConfigError(f"{base}.T[{i}] must be an integer >= 2, got {T!r}")
-            if channel == "hardmax" and T != 2:
-                raise ConfigError(
-                    f"{base}.T[{i}]: hardmax is implemented for T = 2 only, got T={T}")
+        _check_T(exp["T"], chans, f"{base}.T")
         for stage in ("se", "small_width", *STAGES):
             if stage not in exp:
                 continue
             block = exp[stage]
+            for c in channels(exp, block):
+                if c not in chans:
+                    raise ConfigError(f"{base}.{stage}.channel: {c!r} is not a channel of the "
+                                      f"experiment ({', '.join(chans)})")
+            if stage == "gd" and "hardmax" in channels(exp, block):
+                raise ConfigError(f"{base}.gd.channel: the GD baselines are softmax only "
+                                  "(SPEC 5); set gd.channel: softmax")
             for gk in ("alpha", "alpha_bar"):
                 if gk in block:
-                    for x in grid(block[gk], f"{base}.{stage}.{gk}"):
-                        _positive(x, f"{base}.{stage}.{gk}")
+                    for c in channels(exp, block):
+                        for x in channel_grid(block[gk], c, f"{base}.{stage}.{gk}"):
+                            _positive(x, f"{base}.{stage}.{gk}")
+            if "T" in block:
+                _check_T(block["T"], channels(exp, block), f"{base}.{stage}.T")
             if stage in STAGES:
-                for i, T in enumerate(as_list(block.get("T", exp["T"]))):
-                    if T not in as_list(exp["T"]) and channel == "hardmax" and T != 2:
-                        raise ConfigError(f"{base}.{stage}.T[{i}]: hardmax needs T = 2")
                 for i, b in enumerate(as_list(block.get("beta", exp.get("beta", 1.0)))):
                     _positive(b, f"{base}.{stage}.beta[{i}]")
-        if channel == "hardmax" and "beta" in exp and as_list(exp["beta"]) != [1.0]:
+                seeds, ds = block["seeds"], as_list(block["d"])
+                if isinstance(seeds, list) and len(seeds) != len(ds):
+                    raise ConfigError(f"{base}.{stage}.seeds: a list of seeds needs one entry per "
+                                      f"d ({len(ds)}), got {len(seeds)}")
+        if chans == ["hardmax"] and "beta" in exp and as_list(exp["beta"]) != [1.0]:
             raise ConfigError(f"{base}.beta applies to softmax only")
+        if "gap" in exp:
+            for c, alphas in exp["gap"].items():
+                if c not in chans:
+                    raise ConfigError(f"{base}.gap.{c}: not a channel of the experiment")
+                amp_alphas = ({fnum(a) for a in channel_grid(exp["amp"]["alpha"], c,
+                                                             f"{base}.amp.alpha")}
+                              if "amp" in exp and "alpha" in exp["amp"] else set())
+                for a in alphas:
+                    if fnum(a) not in amp_alphas:
+                        raise ConfigError(f"{base}.gap.{c}: alpha={a} is not on the amp.alpha "
+                                          "grid")
 
 
 def _alphas_for(block: dict, rho: float, T: int, channel: str, key: str) -> list[float]:
     if "alpha" in block:
-        return grid(block["alpha"], f"{key}.alpha")
+        return channel_grid(block["alpha"], channel, f"{key}.alpha")
     if "alpha_bar" in block:
         # alpha_bar = alpha (T^2 + T - 2) for softmax, alpha / rho for hardmax.
         per = 1.0 / (T * T + T - 2) if channel == "softmax" else rho
-        return sorted({fnum(x * per) for x in grid(block["alpha_bar"], f"{key}.alpha_bar")})
+        bars = channel_grid(block["alpha_bar"], channel, f"{key}.alpha_bar")
+        return sorted({fnum(x * per) for x in bars})
     raise ConfigError(f"{key}: needs an alpha or an alpha_bar grid")
 
 
-def se_alphas(config: dict, experiment: str, rho: float, T: int) -> list[float]:
-    """The alpha grid of the SE curve of ``experiment`` at ``(rho, T)``."""
+def se_alphas(config: dict, experiment: str, rho: float, T: int,
+              channel: str | None = None) -> list[float]:
+    """The alpha grid of the SE curve of ``experiment`` at ``(rho, T)`` (and ``channel``)."""
     exp = config["experiments"][experiment]
-    return _alphas_for(exp["se"], rho, T, exp["channel"], f"experiments.{experiment}.se")
+    channel = channel or channels(exp, exp["se"])[0]
+    alphas = _alphas_for(exp["se"], rho, T, channel, f"experiments.{experiment}.se")
+    # The finite-size gap needs SE exactly at its alphas.
+    extra = exp.get("gap", {}).get(channel, [])
+    return sorted(set(alphas) | {fnum(a) for a in extra})
 
 
-def se_variants(exp: dict) -> list[str]:
+def se_variants(exp: dict, channel: str = "hardmax") -> list[str]:
     """Output-function variants of an experiment's SE (hardmax may add ``density``)."""
+    if channel != "hardmax":
+        return ["exact"]
     return as_list(exp["se"].get("variant", "exact"))
 
 
@@ -155,11 +206,12 @@ def se_jobs(config: dict) -> list[dict]:
     for name, exp in config["experiments"].items():
         if "se" not in exp:
             continue
-        for rho in as_list(exp["rho"]):
-            for T in as_list(exp.get("se", {}).get("T", exp["T"])):
-                for variant in se_variants(exp):
-                    jobs.append(dict(experiment=name, channel=exp["channel"], T=int(T),
-                                     rho=fnum(rho), variant=variant))
+        for channel in channels(exp, exp["se"]):
+            for rho in as_list(exp["rho"]):
+                for T in as_list(exp["se"].get("T", exp["T"])):
+                    for variant in se_variants(exp, channel):
+                        jobs.append(dict(experiment=name, channel=channel, T=int(T),
+                                         rho=fnum(rho), variant=variant))
     return jobs
 
 
@@ -185,17 +237,21 @@ def stage_points(config: dict, experiment: str, stage: str) -> list[TeacherKey]:
     exp = config["experiments"][experiment]
     block = exp[stage]
     key = f"experiments.{experiment}.{stage}"
-    channel = exp["channel"]
-    betas = as_list(block.get("beta", exp.get("beta", 1.0))) if channel == "softmax" else [1.0]
+    ds = as_list(block["d"])
+    seeds = as_list(block["seeds"])
+    seeds = seeds * len(ds) if len(seeds) == 1 else seeds
     out = []
-    for rho in as_list(block.get("rho", exp["rho"])):
-        for T in as_list(block.get("T", exp["T"])):
-            for d in as_list(block["d"]):
-                for beta in betas:
-                    for alpha in _alphas_for(block, rho, int(T), channel, key):
-                        for seed in range(int(block["seeds"])):
-                            out.append(TeacherKey(channel, int(T), fnum(beta), fnum(rho),
-                                                  int(d), alpha, seed))
+    for channel in channels(exp, block):
+        betas = (as_list(block.get("beta", exp.get("beta", 1.0))) if channel == "softmax"
+                 else [1.0])
+        for rho in as_list(block.get("rho", exp["rho"])):
+            for T in as_list(block.get("T", exp["T"])):
+                for d, n_seeds in zip(ds, seeds, strict=True):
+                    for beta in betas:
+                        for alpha in _alphas_for(block, rho, int(T), channel, key):
+                            for seed in range(int(n_seeds)):
+                                out.append(TeacherKey(channel, int(T), fnum(beta), fnum(rho),
+                                                      int(d), alpha, seed))
     return out
 
 
@@ -210,21 +266,29 @@ def teacher_keys(config: dict, stages: Iterable[str] = STAGES) -> list[TeacherKe
 
 
 #: Defaults of the AMP options of an experiment's ``amp`` block.
-AMP_DEFAULTS = {"damping": 0.5, "tol": 1e-7, "max_iter": 500}
+AMP_DEFAULTS = {"damping": 0.5, "tol": 1e-7, "max_iter": 500, "dtype": "float64"}
 
 
-def amp_options(config: dict, experiment: str) -> dict:
-    """AMP options (damping, tol, max_iter) of an experiment, with defaults filled in."""
+def amp_options(config: dict, experiment: str, d: int | None = None) -> dict:
+    """AMP options (damping, tol, max_iter, dtype) of an experiment, with defaults filled in.
+
+    With ``d``, ``dtype: auto`` is resolved to the precision used at that size.
+    """
+    from .resources import amp_dtype
+
     block = config["experiments"][experiment]["amp"]
-    return {k: block.get(k, v) for k, v in AMP_DEFAULTS.items()}
+    opts = {k: block.get(k, v) for k, v in AMP_DEFAULTS.items()}
+    if d is not None:
+        opts["dtype"] = amp_dtype(opts["dtype"], int(d))
+    return opts
 
 
-def stage_variants(config: dict, experiment: str, stage: str) -> list[str]:
+def stage_variants(config: dict, experiment: str, stage: str,
+                   channel: str = "hardmax") -> list[str]:
     """Hardmax output-function variants of a stage (``["exact"]`` unless configured)."""
-    exp = config["experiments"][experiment]
-    if exp["channel"] != "hardmax":
+    if channel != "hardmax":
         return ["exact"]
-    return as_list(exp[stage].get("variant", "exact"))
+    return as_list(config["experiments"][experiment][stage].get("variant", "exact"))
 
 
 def stage_groups(config: dict, experiment: str, stage: str) -> list[dict]:
@@ -235,7 +299,7 @@ def stage_groups(config: dict, experiment: str, stage: str) -> list[dict]:
     """
     groups: dict[tuple, dict] = {}
     for key in stage_points(config, experiment, stage):
-        for variant in stage_variants(config, experiment, stage):
+        for variant in stage_variants(config, experiment, stage, key.channel):
             g = (key.channel, key.T, key.beta, key.rho, key.d, variant)
             entry = groups.setdefault(g, dict(channel=key.channel, T=key.T, beta=key.beta,
                                               rho=key.rho, d=key.d, variant=variant,

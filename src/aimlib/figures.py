@@ -21,8 +21,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
-__all__ = ["DEFAULT_STYLE", "rho_color", "T_color", "beta_color", "fig1a", "fig1b", "fig2a",
-           "fig2b", "fig4", "fig5", "fig6", "save"]
+__all__ = ["DEFAULT_STYLE", "rho_color", "T_color", "beta_color", "d_color", "fig1a", "fig1b",
+           "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6", "save"]
 
 DEFAULT_STYLE: dict = {
     "width": 4.8,
@@ -65,6 +65,12 @@ def beta_color(beta: float, style: Mapping | None = None):
     """Colour of an inverse temperature ``beta`` (log scale between 0.25 and 8)."""
     t = (math.log(beta) - math.log(0.25)) / (math.log(8.0) - math.log(0.25))
     return plt.get_cmap("cividis")(0.1 + 0.8 * min(max(t, 0.0), 1.0))
+
+
+def d_color(d: int, style: Mapping | None = None):
+    """Colour of a dimension ``d`` (log scale between 20 and 1500)."""
+    t = (math.log(d) - math.log(20.0)) / (math.log(1500.0) - math.log(20.0))
+    return plt.get_cmap("viridis")(0.05 + 0.85 * min(max(t, 0.0), 1.0))
 
 
 def _alpha_bar(ds: xr.Dataset) -> np.ndarray:
@@ -309,6 +315,115 @@ def fig6(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
     ax.set_ylabel("estimation error")
     ax.set_title(rf"hardmax, $T=2$, $\rho={_fmt_rho(rho)}$: exact vs published $g_{{out}}$")
     ax.legend(loc="lower left", frameon=False, fontsize=s["font_size"] - 1)
+    return fig
+
+
+def _rank_colors(values, cmap: str = "viridis"):
+    """Evenly spaced colours for sorted distinct values (so that any set of d is told apart)."""
+    vals = sorted(set(values))
+    cm = plt.get_cmap(cmap)
+    return {v: cm(0.05 + 0.85 * i / max(len(vals) - 1, 1)) for i, v in enumerate(vals)}
+
+
+def fig3(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
+         agd: Sequence[xr.Dataset] = (), finite_size: Sequence[xr.Dataset] = (), *,
+         axes: Mapping | None = None, style: Mapping | None = None):
+    """Finite size: (a, b) error against alpha per d with SE, softmax (AMP and AGD) and hardmax
+    (AMP); (c) the gap |mean - SE| against 1/d at fixed alphas, log-log, with the fitted power law;
+    (d) the mean error against 1/d with its extrapolation to d -> infinity and the SE value.
+
+    Markers are means over converged runs; where no run of a point converged, the mean of the
+    final iterates is drawn as a small open diamond so that the point is not silently dropped.
+    """
+    s = _style(style)
+    plt.rcParams.update({"font.size": s["font_size"], "axes.labelsize": s["font_size"] + 1,
+                         "legend.fontsize": s["font_size"] - 2, "mathtext.fontset": "cm"})
+    fig, axs = plt.subplots(2, 2, figsize=(2 * s["width"], 2 * s["height"]), layout="constrained")
+    rho = float(curves[0].attrs["rho"]) if curves else float("nan")
+    dc = _rank_colors([int(a.attrs["d"]) for a in (*amp, *agd)])
+
+    def dcol(a):
+        return dc[int(a.attrs["d"])]
+
+    for ax, channel, tag in ((axs[0, 0], "softmax", "(a)"), (axs[0, 1], "hardmax", "(b)")):
+        for ds in curves:
+            if ds.attrs["channel"] == channel:
+                ax.plot(ds["alpha"].values, ds["error"].values, color="black",
+                        lw=s["line_width"], label=r"SE ($d\to\infty$)", zorder=5)
+        mine = sorted((a for a in amp if a.attrs["channel"] == channel),
+                      key=lambda a: int(a.attrs["d"]))
+        _amp_markers(ax, mine, "alpha", s, color_of=dcol,
+                     label=lambda a: rf"AMP $d={a.attrs['d']}$")
+        for a in mine:
+            none = (a["n_converged"].values == 0) & np.isfinite(a["mean_all"].values)
+            if none.any():
+                ax.plot(a["alpha"].values[none], a["mean_all"].values[none], "d", color=dcol(a),
+                        mfc="none", ms=s["marker_size"], ls="none")
+        for g in sorted((a for a in agd if a.attrs["channel"] == channel),
+                        key=lambda a: int(a.attrs["d"])):
+            ax.plot(g["alpha"].values, g["mean"].values, "x", color=dcol(g),
+                    ms=s["marker_size"] + 2, ls="none", label=rf"AGD $d={g.attrs['d']}$")
+        ax.set_yscale("log")
+        ax.set_ylim(1e-3, 1.3)
+        ax.grid(True, which="major", alpha=0.25)
+        _below_axis(ax, mine, "alpha", s, color_of=dcol)
+        ax.set_xlabel(r"$\alpha = n/d^2$")
+        ax.set_ylabel("estimation error")
+        ax.set_title(rf"{tag} {channel}, $T=2$, $\rho={_fmt_rho(rho)}$")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="lower left", frameon=False, ncol=2)
+
+    ax_gap, ax_ext = axs[1, 0], axs[1, 1]
+    colors = plt.get_cmap("tab10")
+    k = 0
+    for fs in finite_size:
+        method = fs.attrs.get("kind", "amp").upper()
+        filled = method == "AMP"
+        for i in range(fs.sizes["point"]):
+            p = fs.isel(point=i)
+            channel, alpha = str(p["channel"].values), float(p["alpha"])
+            color = colors(k % 10)
+            k += 1
+            marker = ("o" if channel == "softmax" else "s") if filled else "x"
+            d = p["d"].values.astype(float)
+            gap, sem, mean = p["gap"].values, p["sem"].values, p["mean"].values
+            ok = np.isfinite(gap)
+            if not ok.any():
+                continue
+            fitted = bool(p["fit_success"])
+            slope, err = float(p["slope"]), float(p["slope_err"])
+            fit_text = rf"$k={slope:.2f}\pm{err:.2f}$" if fitted else "no fit"
+            label = rf"{method} {channel} $\alpha={alpha:g}$: {fit_text}"
+            mk = dict(fmt=marker, color=color, mfc=color if filled else "none",
+                      ms=s["marker_size"], capsize=1.5, elinewidth=0.8, ls="none")
+            ax_gap.errorbar(1.0 / d[ok], np.abs(gap[ok]), yerr=sem[ok], label=label, **mk)
+            ax_ext.errorbar(1.0 / d[ok], mean[ok], yerr=sem[ok], **mk)
+            ax_ext.plot([0.0], [float(p["se_error"])], "*", color=color, ms=10, mec="black",
+                        mew=0.5, zorder=6)
+            if not fitted:
+                continue
+            xd = np.geomspace(d[ok].min(), d[ok].max(), 50)
+            ax_gap.plot(1.0 / xd, np.abs(float(p["amplitude"])) * xd ** (-slope), color=color,
+                        lw=1.0)
+            e_inf, e_err, c = float(p["e_inf"]), float(p["e_inf_err"]), float(p["e_inf_c"])
+            if np.isfinite(e_inf):
+                xd = np.geomspace(d[ok].min(), 1e7, 200)
+                ax_ext.plot(1.0 / xd, e_inf + c * xd ** (-slope), color=color, lw=1.0, ls="--")
+                ax_ext.errorbar([0.0], [e_inf], yerr=[e_err], fmt="_", color=color, ms=12,
+                                capsize=3, mew=1.5)
+    ax_gap.set_xscale("log")
+    ax_gap.set_yscale("log")
+    ax_gap.grid(True, which="major", alpha=0.25)
+    ax_gap.set_xlabel(r"$1/d$")
+    ax_gap.set_ylabel(r"$|\,\overline{E}_d - E_{SE}\,|$")
+    ax_gap.set_title(r"(c) gap to SE; fit $A\,d^{-k}$ ($k$ $\pm$ 1 s.e.)")
+    ax_gap.legend(loc="best", frameon=False, fontsize=s["font_size"] - 3)
+    ax_ext.set_xlim(left=-0.002)
+    ax_ext.set_ylim(0.0, 1.1)
+    ax_ext.grid(True, which="major", alpha=0.25)
+    ax_ext.set_xlabel(r"$1/d$")
+    ax_ext.set_ylabel(r"mean error $\overline{E}_d$")
+    ax_ext.set_title(r"(d) $E_\infty + c\,d^{-k}$ at $1/d=0$ (bar) vs SE ($\star$)")
     return fig
 
 

@@ -5,18 +5,25 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
+import platform
 import sys
 import time
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["job_log", "resolved_config"]
+__all__ = ["job_log", "resolved_config", "warm_numba_cache", "progress_bar"]
 
 
 @contextlib.contextmanager
-def job_log(path: str | None, name: str = "aimlib") -> Iterator[logging.Logger]:
+def job_log(path: str | None, name: str = "aimlib",
+            threads: int | None = None) -> Iterator[logging.Logger]:
     """Send stdout, stderr and a logger to the job's log file; log a failure's traceback.
+
+    The log starts with where the job runs (host, SLURM job id if any, threads), and the BLAS and
+    OpenMP thread pools are limited to ``threads`` so that jobs sharing a node do not oversubscribe
+    its cores.
 
     Parameters
     ----------
@@ -24,7 +31,29 @@ def job_log(path: str | None, name: str = "aimlib") -> Iterator[logging.Logger]:
         The log file (``snakemake.log[0]``); ``None`` logs to stderr.
     name : str
         Logger name.
+    threads : int, optional
+        The job's threads (``snakemake.threads``).
     """
+    with _thread_limit(threads), _job_log(path, name) as log:
+        slurm = os.environ.get("SLURM_JOB_ID")
+        log.info("host %s, %s, threads %s", platform.node(),
+                 f"SLURM job {slurm}" if slurm else "not under SLURM", threads)
+        yield log
+
+
+@contextlib.contextmanager
+def _thread_limit(threads: int | None):
+    if threads is None:
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=int(threads)):
+        yield
+
+
+@contextlib.contextmanager
+def _job_log(path: str | None, name: str) -> Iterator[logging.Logger]:
     log = logging.getLogger(name)
     log.setLevel(logging.INFO)
     if path is None:
@@ -57,3 +86,49 @@ def job_log(path: str | None, name: str = "aimlib") -> Iterator[logging.Logger]:
 def resolved_config(config) -> dict:
     """The workflow config as a plain JSON-able dict (stored as an attribute of every cache)."""
     return json.loads(json.dumps(dict(config)))
+
+
+def warm_numba_cache() -> float:
+    """Compile (or load) every numba kernel once, so that jobs started together only read the
+    on-disk cache instead of compiling and writing it concurrently.
+
+    The workflow calls this in its ``onstart`` handler, before the first job starts; on a cluster
+    the cache lives next to the sources on the shared file system (or in ``NUMBA_CACHE_DIR``).
+    It runs the public entry points on tiny problems with the argument types the jobs use
+    (both channels, both hardmax variants, SE, the small-width limit, the prior, AMP and GD).
+    Returns the seconds it took.
+    """
+    t0 = time.perf_counter()
+    import numpy as np
+
+    from . import amp, gd, model, prior, state_evolution
+
+    for channel, variants in (("softmax", ("exact",)), ("hardmax", ("exact", "density"))):
+        for variant in variants:
+            state_evolution.solve(channel, 0.3, 0.5, variant=variant)
+            data = model.generate(channel, 0.5, 0.5, 2, 12, 0)
+            for dtype in (np.float64, np.float32):
+                amp.run(data, variant=variant, max_iter=2, max_restarts=0, dtype=dtype)
+    state_evolution.small_width_solve(1.0)
+    state_evolution.small_width_solve(1.0, variant="density")
+    prior.mmse(0.5, 0.5)
+    gd.run(model.generate("softmax", 0.5, 0.5, 2, 12, 0), steps=2)
+    return time.perf_counter() - t0
+
+
+def progress_bar(log_file, total: int, desc: str, *, mininterval: float = 30.0):
+    """A tqdm bar written into a job's log (plain text lines, at most one per ``mininterval`` s).
+
+    Parameters
+    ----------
+    log_file : file object
+        Where the bar goes (the job log: ``sys.stderr`` inside :func:`job_log`).
+    total : int
+        Expected number of steps (e.g. ``max_iter``).
+    desc : str
+        Label.
+    """
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, file=log_file, mininterval=mininterval, ascii=True,
+                dynamic_ncols=False, ncols=100)

@@ -9,10 +9,12 @@ rule amp:
         version=code_version("amp", "channels", "gaussian", "prior", "model", "io"),
     log:
         "logs/amp/{experiment}/{channel}_{variant}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}_seed{seed}.log",
-    threads: 1
+    threads: request("amp", "threads")
     resources:
-        mem_mb=2000,
-        runtime=120,
+        mem_mb=request("amp", "mem_mb"),
+        runtime=request("amp", "runtime"),
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/amp.py"
 
@@ -29,7 +31,9 @@ rule amp_aggregate:
         "logs/amp_aggregate/{experiment}/{channel}_{variant}_T{T}_beta{beta}_rho{rho}_d{d}.log",
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=request("light", "mem_mb"),
+        runtime=request("light", "runtime"),
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/aggregate.py"

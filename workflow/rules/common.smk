@@ -1,7 +1,9 @@
 # Helpers shared by the rules: config checks, file names, params. The logic lives in aimlib.config
 # so that the tests exercise the same functions.
 from aimlib import config as cfg
+from aimlib import resources as res
 from aimlib.io import code_version
+from aimlib.model import sizes
 
 cfg.check(config)
 
@@ -9,7 +11,7 @@ EXP = config["experiments"]
 FLOAT = r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?"
 
 # Figures that have a figure rule, in the order of the paper.
-FIGURES = ["fig1a", "fig1b", "fig2a", "fig2b", "fig4", "fig5", "fig6"]
+FIGURES = ["fig1a", "fig1b", "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6"]
 
 
 wildcard_constraints:
@@ -44,7 +46,8 @@ def se_files(experiment):
 def se_params(wildcards):
     """Everything an SE curve depends on: its own grid and the tolerance (not other rhos)."""
     return dict(
-        alphas=cfg.se_alphas(config, wildcards.experiment, float(wildcards.rho), int(wildcards.T)),
+        alphas=cfg.se_alphas(config, wildcards.experiment, float(wildcards.rho), int(wildcards.T),
+                             wildcards.channel),
         tol=float(config["se"]["tol"]),
     )
 
@@ -83,6 +86,9 @@ def figure_inputs(wildcards):
     exp = EXP[wildcards.fig]
     inputs = {"se": se_files(wildcards.fig), "amp": amp_agg_files(wildcards.fig),
               "gd": gd_agg_files(wildcards.fig, "gd"), "agd": gd_agg_files(wildcards.fig, "agd")}
+    if "gap" in exp:
+        inputs["finite_size"] = [FINITE_SIZE_PATH.format(experiment=wildcards.fig, method=m)
+                                 for m in finite_size_methods(wildcards.fig)]
     if "small_width" in exp:
         inputs["small_width"] = SMALL_WIDTH_PATH.format(
             experiment=wildcards.fig, variant=exp["small_width"].get("variant", "exact"))
@@ -125,7 +131,7 @@ def amp_agg_inputs(wildcards):
 
 
 def amp_params(wildcards):
-    return cfg.amp_options(config, wildcards.experiment)
+    return cfg.amp_options(config, wildcards.experiment, int(wildcards.d))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -155,3 +161,80 @@ def gd_agg_inputs(wildcards):
 
 def gd_params(wildcards):
     return cfg.gd_options(config, wildcards.experiment)
+
+
+# ---------------------------------------------------------------------------------------------
+# finite size: gaps to SE against d, for AMP and AGD
+# ---------------------------------------------------------------------------------------------
+FINITE_SIZE_PATH = "data/agg/{experiment}/finite_size_{method}.nc"
+
+
+wildcard_constraints:
+    method="amp|agd",
+
+
+def finite_size_methods(experiment):
+    exp = EXP[experiment]
+    return [m for m, stage in (("amp", "amp"), ("agd", "gd")) if stage in exp]
+
+
+def finite_size_inputs(wildcards):
+    aggs = (amp_agg_files(wildcards.experiment) if wildcards.method == "amp"
+            else gd_agg_files(wildcards.experiment, "agd"))
+    return {"se": se_files(wildcards.experiment), "agg": aggs}
+
+
+def finite_size_params(wildcards):
+    gap = EXP[wildcards.experiment]["gap"]
+    if wildcards.method == "agd":
+        gd_channels = cfg.channels(EXP[wildcards.experiment], EXP[wildcards.experiment]["gd"])
+        gap = {c: a for c, a in gap.items() if c in gd_channels}
+    return {c: [cfg.fnum(a) for a in alphas] for c, alphas in gap.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# resources: computed from each job's d, T and n (aimlib.resources), scaled by the retry attempt
+# ---------------------------------------------------------------------------------------------
+def _dnT(wildcards):
+    d, T = int(wildcards.d), int(wildcards.T)
+    r, n = sizes(float(wildcards.alpha), float(wildcards.rho), d)
+    return d, n, T, r
+
+
+def _amp_request(wildcards, attempt):
+    d, n, T, _ = _dnT(wildcards)
+    opts = cfg.amp_options(config, wildcards.experiment, d)
+    return res.amp(d, n, T, wildcards.channel, dtype=opts["dtype"], max_iter=opts["max_iter"],
+                   attempt=attempt)
+
+
+def _gd_request(wildcards, attempt):
+    d, n, T, r = _dnT(wildcards)
+    opts = cfg.gd_options(config, wildcards.experiment)
+    return res.gd(d, n, T, r, inits=opts["inits"], steps=opts["steps"], attempt=attempt)
+
+
+def _teacher_request(wildcards, attempt):
+    d, n, T, _ = _dnT(wildcards)
+    return res.teacher(d, n, T, wildcards.channel, attempt=attempt)
+
+
+def _se_request(wildcards, attempt):
+    return res.se(len(se_params(wildcards)["alphas"]), wildcards.channel, attempt=attempt)
+
+
+def _light_request(wildcards, attempt):
+    return res.light(attempt=attempt)
+
+
+REQUESTS = {"amp": _amp_request, "gd": _gd_request, "teacher": _teacher_request,
+            "se": _se_request, "light": _light_request}
+
+
+def request(kind, field):
+    """A Snakemake resource callable: ``field`` of the ``kind`` request of a job."""
+
+    def get(wildcards, attempt=1):
+        return getattr(REQUESTS[kind](wildcards, attempt), field)
+
+    return get

@@ -1,3 +1,24 @@
+rule finite_size:
+    """Gaps to SE against d at the configured alphas: power-law fit and d -> infinity limit."""
+    input:
+        unpack(finite_size_inputs),
+    output:
+        FINITE_SIZE_PATH,
+    params:
+        gap=finite_size_params,
+        version=code_version("finite_size", "io"),
+    log:
+        "logs/finite_size/{experiment}_{method}.log",
+    threads: 1
+    resources:
+        mem_mb=request("light", "mem_mb"),
+        runtime=request("light", "runtime"),
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/finite_size.py"
+
+
 rule figure:
     """One figure as PDF and PNG from its cached data stages."""
     input:
@@ -13,7 +34,9 @@ rule figure:
         "logs/figure/{fig}.log",
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=request("light", "mem_mb"),
+        runtime=request("light", "runtime"),
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/figure.py"

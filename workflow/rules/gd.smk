@@ -9,10 +9,12 @@ rule gd:
         version=code_version("gd", "model", "io"),
     log:
         "logs/gd/{experiment}/{channel}_{variant}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}_seed{seed}.log",
-    threads: 1
+    threads: request("gd", "threads")
     resources:
-        mem_mb=4000,
-        runtime=600,
+        mem_mb=request("gd", "mem_mb"),
+        runtime=request("gd", "runtime"),
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/gd.py"
 
@@ -29,7 +31,9 @@ rule gd_aggregate:
         "logs/gd_aggregate/{experiment}/{kind}_{channel}_{variant}_T{T}_beta{beta}_rho{rho}_d{d}.log",
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=request("light", "mem_mb"),
+        runtime=request("light", "runtime"),
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/aggregate.py"

@@ -7,10 +7,12 @@ rule se_curve:
         version=code_version("gaussian", "prior", "channels", "state_evolution", "io"),
     log:
         "logs/se_curve/{experiment}/{channel}_T{T}_rho{rho}_{variant}.log",
-    threads: 1
+    threads: request("se", "threads")
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=request("se", "mem_mb"),
+        runtime=request("se", "runtime"),
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/se_curve.py"
 
@@ -26,7 +28,9 @@ rule se_small_width:
         "logs/se_small_width/{experiment}_{variant}.log",
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=request("light", "mem_mb"),
+        runtime=request("light", "runtime"),
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/se_small_width.py"

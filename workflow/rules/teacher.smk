@@ -7,9 +7,11 @@ rule teacher:
         version=code_version("model", "channels", "io"),
     log:
         "logs/teacher/{channel}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}_seed{seed}.log",
-    threads: 1
+    threads: request("teacher", "threads")
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=request("teacher", "mem_mb"),
+        runtime=request("teacher", "runtime"),
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/teacher.py"

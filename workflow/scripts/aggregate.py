@@ -6,7 +6,7 @@ from aimlib.jobs import job_log, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
-with job_log(sm.log[0]) as log:
+with job_log(sm.log[0], threads=sm.threads) as log:
     kind = sm.wildcards.get("kind", "amp")
     value = {"amp": "error", "gd": "error_gd", "agd": "error_agd"}[kind]
     runs = [read_netcdf(p) for p in sm.input]

@@ -6,7 +6,7 @@ from aimlib.jobs import job_log
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
-with job_log(sm.log[0]) as log:
+with job_log(sm.log[0], threads=sm.threads) as log:
     name = sm.wildcards.fig
     se = [read_netcdf(p) for p in sm.input.se]
     amp = [read_netcdf(p) for p in sm.input.amp]
@@ -21,6 +21,9 @@ with job_log(sm.log[0]) as log:
         fig = figures.fig2a(se, **kw)
     elif name == "fig2b":
         fig = figures.fig2b(se, amp, gd, agd, **kw)
+    elif name == "fig3":
+        fs = [read_netcdf(p) for p in sm.input.finite_size]
+        fig = figures.fig3(se, amp, agd, fs, **kw)
     elif name == "fig4":
         fig = figures.fig4(se, amp, gd, agd, **kw)
     elif name == "fig5":

@@ -6,7 +6,7 @@ from aimlib.jobs import job_log, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
-with job_log(sm.log[0]) as log:
+with job_log(sm.log[0], threads=sm.threads) as log:
     w = sm.wildcards
     p = sm.params.se
     log.info("SE %s T=%s rho=%s variant=%s on %d alphas", w.channel, w.T, w.rho, w.variant,

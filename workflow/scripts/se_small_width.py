@@ -6,7 +6,7 @@ from aimlib.jobs import job_log, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
-with job_log(sm.log[0]) as log:
+with job_log(sm.log[0], threads=sm.threads) as log:
     p = sm.params.se
     ds = state_evolution.small_width_curve(p["alpha_bars"], variant=sm.wildcards.variant,
                                            tol=p["tol"])

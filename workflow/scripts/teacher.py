@@ -6,7 +6,7 @@ from aimlib.jobs import job_log, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
-with job_log(sm.log[0]) as log:
+with job_log(sm.log[0], threads=sm.threads) as log:
     w = sm.wildcards
     data = model.generate(w.channel, float(w.alpha), float(w.rho), int(w.T), int(w.d),
                           int(w.seed), beta=float(w.beta), base_seed=int(sm.params.base_seed))

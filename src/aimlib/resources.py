@@ -1,0 +1,142 @@
+"""Resource requests of the workflow's jobs (threads, memory, wall time) from their sizes.
+
+Every data job knows its ``d``, ``T`` and ``n = round(alpha d^2)`` from its file name, so the local
+scheduler and SLURM get requests that follow the job instead of one constant per rule.  The models
+are deliberately simple and conservative: memory is the sum of the arrays a job holds (plus the
+interpreter and imported libraries), time is floating-point work divided by a per-core rate
+measured on the development machine (``benchmarks/README.md``), with margin.  No job is sized
+above :data:`MAX_MEM_MB`: the AMP tokens are kept in memory only below :data:`TOKEN_BUDGET` and
+otherwise regenerated from the seed chunk by chunk each iteration.
+
+All functions return a :class:`Resources`; ``runtime`` is in minutes and ``mem_mb`` in MB (as
+Snakemake and the SLURM executor expect them).  ``attempt`` (Snakemake's retry counter, from 1)
+scales the time request so that a job killed at its limit is resubmitted with more.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+__all__ = [
+    "Resources",
+    "MAX_MEM_MB",
+    "TOKEN_BUDGET",
+    "amp_dtype",
+    "amp",
+    "teacher",
+    "gd",
+    "se",
+    "light",
+]
+
+#: No job of the paper preset may ask for more (MB).
+MAX_MEM_MB = 12 * 1024
+#: Bytes of AMP tokens kept in memory; above it they are regenerated each iteration.
+TOKEN_BUDGET = 4.0 * 2**30
+#: Interpreter + numpy, scipy, numba, xarray and netCDF imports (measured about 200 MB), rounded up.
+BASE_MB = 400
+#: ``d`` from which ``dtype: auto`` runs AMP's large products in float32.
+FLOAT32_FROM_D = 500
+#: Sustained GEMM rates per core (flop/s), about 60 % of what the benchmarks measured
+#: (AVX-512 machine: 105 Gflop/s float32, about 55 float64).
+GEMM_RATE = {"float64": 30e9, "float32": 60e9}
+#: Seconds per sample per iteration for the output function (hardmax: bivariate normal CDFs).
+G_OUT_SECONDS = {"softmax": 1.5e-6, "hardmax": 6e-6}
+#: Seconds per regenerated standard normal (numpy's ziggurat plus the copy).
+NORMAL_SECONDS = 6e-9
+
+
+@dataclass(frozen=True)
+class Resources:
+    """A job's request: ``threads``, ``mem_mb`` (MB) and ``runtime`` (minutes)."""
+
+    threads: int
+    mem_mb: int
+    runtime: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _mb(nbytes: float) -> float:
+    return nbytes / 1e6
+
+
+def _request(mem_bytes: float, seconds: float, threads: int, attempt: int,
+             floor_minutes: int = 5) -> Resources:
+    mem_mb = int(math.ceil((BASE_MB + 1.25 * _mb(mem_bytes)) / 100.0) * 100)
+    if mem_mb > MAX_MEM_MB:
+        raise ValueError(f"job needs about {mem_mb} MB, above the {MAX_MEM_MB} MB limit")
+    minutes = floor_minutes + 2.0 * seconds / 60.0
+    return Resources(int(threads), mem_mb, int(math.ceil(minutes * max(1, int(attempt)))))
+
+
+def amp_dtype(dtype: str, d: int) -> str:
+    """Resolve the ``dtype`` option of an AMP block (``auto``: float32 from ``d = 500``)."""
+    if dtype == "auto":
+        return "float32" if d >= FLOAT32_FROM_D else "float64"
+    if dtype not in ("float64", "float32"):
+        raise ValueError(f"dtype must be float64, float32 or auto, got {dtype!r}")
+    return dtype
+
+
+def _amp_threads(d: int) -> int:
+    return 2 if d >= FLOAT32_FROM_D else 1
+
+
+def amp(d: int, n: int, T: int, channel: str, *, dtype: str = "float64", max_iter: int = 500,
+        chunk: int = 4096, attempt: int = 1) -> Resources:
+    """Request of one AMP run (:func:`aimlib.amp.run`).
+
+    Memory: tokens (``n T d``, or one chunk when they are regenerated), three chunk-sized
+    temporaries of the products, about a dozen ``(n, T, T)`` arrays (labels, ``g``, ``omega`` and
+    the output function's temporaries) and a dozen ``d x d`` ones (estimate, ``B``, RIE).  Time per
+    iteration: the two products ``X S`` and ``X^T G X`` (``4 n T d^2`` flop), the output function,
+    regeneration when the tokens do not fit, and one eigendecomposition; the request covers a full
+    attempt of ``max_iter`` iterations twice over.
+    """
+    item = 4 if amp_dtype(dtype, d) == "float32" else 8
+    tokens = n * T * d * item
+    in_memory = tokens <= TOKEN_BUDGET
+    m = min(n, chunk)
+    mem = (tokens if in_memory else 0) + 3 * m * T * d * 8 + 12 * n * T * T * 8 + 12 * d * d * 8
+    threads = _amp_threads(d)
+    rate = GEMM_RATE[amp_dtype(dtype, d)] * (0.9 * threads if threads > 1 else 1.0)
+    per_iter = (4.0 * n * T * d * d / rate + G_OUT_SECONDS[channel] * n * T * T / 4
+                + (0.0 if in_memory else NORMAL_SECONDS * n * T * d) + 5e-10 * d**3)
+    setup = NORMAL_SECONDS * n * T * d + 2.0 * n * T * d * d / rate
+    return _request(mem, setup + int(max_iter) * per_iter, threads, attempt)
+
+
+def teacher(d: int, n: int, T: int, channel: str, *, attempt: int = 1) -> Resources:
+    """Request of one teacher-data job: tokens chunk by chunk, one ``X S*`` product per chunk."""
+    m = min(n, 4096)
+    mem = 3 * m * T * d * 8 + 3 * n * T * T * 8 + 4 * d * d * 8
+    seconds = NORMAL_SECONDS * n * T * d + 2.0 * n * T * d * d / GEMM_RATE["float64"]
+    return _request(mem, seconds, 1, attempt)
+
+
+def gd(d: int, n: int, T: int, r: int, *, inits: int, steps: int,
+       batch_budget: float = 2e9, attempt: int = 1) -> Resources:
+    """Request of one GD/AGD job (:func:`aimlib.gd.run`) with ``inits`` initialisations.
+
+    Memory: all tokens (``n T d`` float64) plus the batched per-initialisation arrays, capped by
+    ``batch_budget`` as in :func:`aimlib.gd.run`.  Time: per step and initialisation the forward
+    ``X W`` and backward ``X^T (G Z)`` products, ``4 n T d r`` flop, and the softmax pass.
+    """
+    per_init = 8 * n * T * (2 * r + 3 * T) * 2
+    mem = n * T * d * 8 + min(inits * per_init, max(per_init, batch_budget)) + inits * 3 * d * r * 8
+    flop = 4.0 * n * T * d * r + 40.0 * n * T * T
+    seconds = steps * inits * flop / GEMM_RATE["float64"]
+    return _request(mem, seconds, 1, attempt)
+
+
+def se(points: int, channel: str, *, attempt: int = 1) -> Resources:
+    """Request of one SE curve (milliseconds per point; the floor dominates)."""
+    return _request(50e6, 0.05 * points, 1, attempt)
+
+
+def light(*, attempt: int = 1) -> Resources:
+    """Request of an aggregation or figure job."""
+    return _request(200e6, 60.0, 1, attempt)

@@ -1,0 +1,177 @@
+"""Incremental reruns, interrupts and reproducibility of the workflow, on a tiny config.
+
+The mini config (tests/data/mini.yaml) has every stage; it is run once, then each test edits one
+thing and asks ``snakemake -n`` which jobs it would run.
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import xarray as xr
+import yaml
+from conftest import copy_workflow
+
+pytestmark = pytest.mark.slow
+
+MINI = "config/mini.yaml"
+
+
+def _snakemake(cwd, *args, env=None, timeout=900):
+    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _copy_workflow(root, dest: Path) -> Path:
+    return copy_workflow(dest, mini=True)
+
+
+def _run(wd, configfile=MINI, *extra):
+    res = _snakemake(wd, "--cores", "2", "--configfile", configfile, *extra)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return res
+
+
+@pytest.fixture(scope="module")
+def done(root, tmp_path_factory):
+    """The mini workflow, run to completion once."""
+    wd = _copy_workflow(root, tmp_path_factory.mktemp("mini"))
+    _run(wd)
+    return wd
+
+
+def planned(wd, configfile=MINI, env=None) -> list[tuple[str, str]]:
+    """(rule, first output) of every job a dry run would execute."""
+    res = _snakemake(wd, "-n", "--cores", "2", "--configfile", configfile, env=env)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    jobs, rule = [], None
+    for line in res.stdout.splitlines():
+        m = re.match(r"^(?:local)?rule (\w+):", line)
+        if m:
+            rule = m.group(1)
+            if rule == "all":
+                rule = None
+            continue
+        if rule and line.startswith("    output: "):
+            jobs.append((rule, line.split(": ", 1)[1].split(", ")[0]))
+            rule = None
+    return jobs
+
+
+def _edited(wd, edit) -> str:
+    conf = yaml.safe_load((wd / MINI).read_text())
+    edit(conf)
+    path = wd / "config" / "edited.yaml"
+    path.write_text(yaml.safe_dump(conf, sort_keys=False))
+    return "config/edited.yaml"
+
+
+def _rules(jobs):
+    return {r for r, _ in jobs}
+
+
+def test_complete_run_has_nothing_left(done):
+    assert planned(done) == []
+    assert not list((done / "data").rglob(".*.nc*")), "temporary files left behind"
+
+
+def test_changing_one_rho_reruns_only_that_rho(done):
+    cf = _edited(done, lambda c: c["experiments"]["fig1a"].update(rho=[0.2, 0.6]))
+    jobs = planned(done, cf)
+    assert _rules(jobs) == {"se_curve", "teacher", "amp", "amp_aggregate", "figure"}
+    for rule, out in jobs:
+        if rule != "figure":
+            assert "rho0.6" in out, (rule, out)
+    assert [o for r, o in jobs if r == "figure"] == ["figures/fig1a.pdf"]
+    assert sum(r == "amp" for r, _ in jobs) == 2  # two alphas, one seed
+
+
+def test_changing_amp_damping_reruns_amp_not_teacher_or_se(done):
+    cf = _edited(done, lambda c: c["experiments"]["fig1a"]["amp"].update(damping=0.3))
+    jobs = planned(done, cf)
+    assert _rules(jobs) == {"amp", "amp_aggregate", "figure"}
+    assert all("/fig1a/" in o for r, o in jobs if r.startswith("amp"))
+    assert sum(r == "amp" for r, _ in jobs) == 4
+
+
+def test_editing_amp_module_reruns_amp_jobs(done, root, tmp_path):
+    src = tmp_path / "src"
+    shutil.copytree(root / "src" / "aimlib", src / "aimlib",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    with open(src / "aimlib" / "amp.py", "a") as fh:
+        fh.write("\n# an edit that changes the module's hash\n")
+    env = dict(os.environ, PYTHONPATH=str(src))
+    jobs = planned(done, env=env)
+    rules = _rules(jobs)
+    assert "amp" in rules and not rules & {"teacher", "se_curve", "se_small_width", "gd"}
+    n_amp = sum(1 for _ in (done / "data" / "amp").rglob("*.nc"))
+    assert sum(r == "amp" for r, _ in jobs) == n_amp
+    assert planned(done) == []  # the unedited sources: still nothing to do
+
+
+def test_changing_figure_style_reruns_only_figures(done):
+    cf = _edited(done, lambda c: c["style"].update(dpi=72, line_width=2.0))
+    jobs = planned(done, cf)
+    assert _rules(jobs) == {"figure"} and len(jobs) == 3
+
+
+def test_adding_alphas_computes_only_new_points(done):
+    cf = _edited(done, lambda c: c["experiments"]["fig1a"]["amp"].update(
+        alpha={"values": [0.5, 1.0, 2.0]}))
+    jobs = planned(done, cf)
+    assert _rules(jobs) == {"teacher", "amp", "amp_aggregate", "figure"}
+    for rule, out in jobs:
+        if rule in ("teacher", "amp"):
+            assert "alpha2.0_" in out, out
+    assert sum(r == "amp" for r, _ in jobs) == 2  # two rhos at the new alpha
+
+
+def test_same_config_twice_gives_identical_caches(done, root, tmp_path):
+    """A second, independent run of the same config writes bit-identical netCDF caches and
+    figures."""
+    other = _copy_workflow(root, tmp_path)
+    _run(other)
+    files = sorted(p.relative_to(done) for p in (done / "data").rglob("*.nc"))
+    assert len(files) > 30
+    for rel in files + [Path("figures") / f"{f}.png" for f in ("fig1a", "fig2b", "fig3")]:
+        assert (done / rel).read_bytes() == (other / rel).read_bytes(), rel
+
+
+def test_interrupt_leaves_no_corrupt_cache(root, tmp_path):
+    """SIGINT during a long AMP job, then a re-run: every cache opens, nothing half-written."""
+    wd = _copy_workflow(root, tmp_path)
+    slow = _edited(wd, lambda c: c["experiments"]["fig1a"]["amp"].update(
+        d=60, alpha={"values": [2.0]}, tol=1e-30, max_iter=400))
+    proc = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "1", "--configfile",
+                             slow, "data/agg/fig1a/amp_hardmax_exact_T2_beta1.0_rho0.5_d60.nc"],
+                            cwd=wd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    logs = wd / "logs" / "amp" / "fig1a"
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        running = [p for p in logs.rglob("*.log") if "iteration   10" in p.read_text()]
+        if running:
+            break
+        time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("the AMP job never started:\n" + proc.communicate()[0][-3000:])
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole foreground process group
+    out = proc.communicate(timeout=120)[0]
+    assert proc.returncode != 0, out[-2000:]
+    interrupted = wd / "data" / "amp" / "fig1a" / "hardmax_exact" / running[0].name.replace(
+        ".log", ".nc")
+    assert not interrupted.exists()
+    assert not list((wd / "data").rglob(".*.nc*")), "temporary files left behind"
+    for p in (wd / "data").rglob("*.nc"):
+        xr.load_dataset(p)  # every remaining cache is complete
+    res = _snakemake(wd, "--cores", "2", "--configfile", slow,
+                     "data/agg/fig1a/amp_hardmax_exact_T2_beta1.0_rho0.5_d60.nc")
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert xr.load_dataset(interrupted)["iterations"].item() > 0

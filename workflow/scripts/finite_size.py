@@ -1,0 +1,19 @@
+"""Snakemake job: gaps to SE against d, their power-law fit and the d -> infinity extrapolation."""
+
+from aimlib.finite_size import gap_dataset
+from aimlib.io import read_netcdf, write_netcdf
+from aimlib.jobs import job_log, resolved_config
+
+sm = snakemake  # noqa: F821  (injected by Snakemake)
+
+with job_log(sm.log[0], threads=sm.threads) as log:
+    curves = [read_netcdf(p) for p in sm.input.se]
+    aggs = [read_netcdf(p) for p in sm.input.agg]
+    ds = gap_dataset(curves, aggs, sm.params.gap, kind=sm.wildcards.method)
+    for i in range(ds.sizes["point"]):
+        p = ds.isel(point=i)
+        log.info("%s %s alpha=%g: SE %.5f, slope %.3f +- %.3f (chi2/dof %.2f), E_inf %.5f +- %.5f",
+                 sm.wildcards.method, str(p["channel"].values), float(p["alpha"]),
+                 float(p["se_error"]), float(p["slope"]), float(p["slope_err"]),
+                 float(p["chi2_red"]), float(p["e_inf"]), float(p["e_inf_err"]))
+    write_netcdf(ds, sm.output[0], config=resolved_config(sm.config), version=sm.params.version)
