@@ -145,3 +145,13 @@ def test_fig3_semantic_errors(root, edit, msg):
     edit(conf["experiments"]["fig3"])
     with pytest.raises(cfg.ConfigError, match=msg.replace("[", r"\[").replace(".", r"\.")):
         cfg.check(conf)
+
+
+def test_finite_size_preset_valid(schema, root):
+    """config/finite_size.yaml (fig3 at laptop scale) is valid and a subset of the paper's fig3."""
+    small = yaml.safe_load((root / "config" / "finite_size.yaml").read_text())
+    assert _errors(schema, small) == []
+    cfg.check(small)
+    paper = yaml.safe_load((root / "config" / "config.yaml").read_text())
+    assert small["experiments"]["fig3"]["gap"] == paper["experiments"]["fig3"]["gap"]
+    assert max(small["experiments"]["fig3"]["amp"]["d"]) == 500
