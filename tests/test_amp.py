@@ -212,3 +212,20 @@ def test_float32_products_at_finite_size_parameters():
     f32 = amp.run(data, dtype=np.float32)
     assert f64.converged and f32.converged
     assert f32.error == pytest.approx(f64.error, rel=2e-3)
+
+
+def test_non_converged_run_reports_most_consistent_attempt():
+    """When no attempt converges, the reported one is the finite attempt closest to Nishimori
+    consistency, not simply the last (most damped) one."""
+    S = model.teacher(40, 20, np.random.default_rng(0))[1]
+    assert amp._consistency_residual(S, 1e12, 0.5) < 0.05  # the teacher itself, mmse -> 0
+    assert amp._consistency_residual(3.0 * S, 1e12, 0.5) > 1.0
+    assert amp._consistency_residual(S, float("nan"), 0.5) == float("inf")
+    data = model.generate("softmax", 0.08, 0.2, 2, 50, 0, base_seed=7)
+    res = amp.run(data, max_iter=60, max_restarts=3)
+    assert not res.converged and res.restarts == 3
+    resid = amp._consistency_residual(res.S_hat, res.q_hat, 0.2)
+    for damping in (0.5, 0.0, 0.75, 0.875):
+        other = amp.run(data, damping=damping, max_iter=60, max_restarts=0)
+        if np.isfinite(other.error):
+            assert resid <= amp._consistency_residual(other.S_hat, other.q_hat, 0.2) + 1e-12

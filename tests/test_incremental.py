@@ -79,6 +79,14 @@ def _rules(jobs):
 def test_complete_run_has_nothing_left(done):
     assert planned(done) == []
     assert not list((done / "data").rglob(".*.nc*")), "temporary files left behind"
+    # Every rule has a log; long jobs show progress (a tqdm line per refresh) in it.
+    logs = list((done / "logs").rglob("*.log"))
+    assert {p.relative_to(done / "logs").parts[0] for p in logs} >= {
+        "teacher", "se_curve", "amp", "amp_aggregate", "gd", "gd_aggregate", "finite_size",
+        "figure"}
+    amp_log = next((done / "logs" / "amp").rglob("*.log")).read_text()
+    assert "AMP iterations:" in amp_log and "\r" not in amp_log and "host " in amp_log
+    assert "Adam steps:" in next((done / "logs" / "gd").rglob("*.log")).read_text()
 
 
 def test_changing_one_rho_reruns_only_that_rho(done):

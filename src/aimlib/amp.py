@@ -17,9 +17,9 @@ noiseless softmax channel needs damping.  A run stops when
 many iterations in a row, that does not meet ``tol`` within ``max_iter``, or whose fixed point
 fails the Nishimori consistency check ``(1/d)||S_hat||^2 = Q0 - V`` is restarted from the start
 with another damping (0.5 if it was below, else undamped; then 0.75, 0.875; up to
-``max_restarts`` times).  The first converged attempt is returned; if none converges, the last
-attempt that stayed finite, with ``converged=False``.  Restarts and the damping used are
-recorded.
+``max_restarts`` times).  The first converged attempt is returned; if none converges, the
+finite attempt closest to Nishimori consistency, with ``converged=False``.  Restarts and the
+damping used are recorded.
 """
 
 from __future__ import annotations
@@ -166,6 +166,16 @@ CONSISTENCY = 0.1
 CONSISTENCY_FINITE_D = 1.5
 
 
+def _consistency_residual(S_hat: np.ndarray, q_hat: float, rho: float) -> float:
+    """``|(1/d)||S_hat||^2 - (Q0 - mmse(1/q_hat))| / Q0`` (inf if q_hat is not usable)."""
+    if not (math.isfinite(q_hat) and q_hat > 0):
+        return math.inf
+    d = S_hat.shape[0]
+    Q0 = 1.0 + rho
+    V = prior.mmse(1.0 / q_hat, rho)
+    return abs(float(np.sum(S_hat * S_hat)) / d - (Q0 - V)) / Q0
+
+
 def _inconsistent(S_hat: np.ndarray, V: float, rho: float) -> bool:
     """Nishimori consistency of a fixed point, without the ground truth.
 
@@ -231,14 +241,21 @@ def run(
     damp = float(damping)
     best = None  # (S_hat, hist, it, conv, q_hat, damping) of the attempt to report
     restarts = 0
+    best_resid = math.inf
     for attempt in range(max_restarts + 1):
         restarts = attempt
         S_hat, hist, it, conv, q_hat = _attempt(data, ch, tokens, damp, tol, int(max_iter),
                                                 progress)
         current = (S_hat, hist, it, conv, q_hat, damp)
-        if conv or best is None or (S_hat is not None):
-            best = current  # a converged or (the latest) finite attempt is preferred
-        if conv or attempt == max_restarts:
+        if conv:
+            best = current
+            break
+        # No convergence: keep the finite attempt closest to Nishimori consistency (a
+        # ground-truth-free measure; the last, most damped attempt is often the furthest).
+        resid = _consistency_residual(S_hat, q_hat, data.rho) if S_hat is not None else math.inf
+        if best is None or resid < best_resid:
+            best, best_resid = current, resid
+        if attempt == max_restarts:
             break
         damp = _next_damping(float(damping), attempt + 1)
     S_hat, hist, it, conv, q_hat, damp = best

@@ -18,6 +18,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
@@ -413,6 +414,7 @@ def fig3(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
                                 capsize=3, mew=1.5)
     ax_gap.set_xscale("log")
     ax_gap.set_yscale("log")
+    ax_gap.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax_gap.grid(True, which="major", alpha=0.25)
     ax_gap.set_xlabel(r"$1/d$")
     ax_gap.set_ylabel(r"$|\,\overline{E}_d - E_{SE}\,|$")

@@ -116,8 +116,25 @@ def warm_numba_cache() -> float:
     return time.perf_counter() - t0
 
 
+class _LineWriter:
+    """A file for tqdm that turns each refresh into one plain line (no carriage returns), so a
+    log file reads top to bottom and ``tail -f`` shows the latest state."""
+
+    def __init__(self, fh):
+        self.fh = fh
+
+    def write(self, s: str) -> None:
+        s = s.replace("\r", "").strip("\n")
+        if s.strip():
+            self.fh.write(s + "\n")
+
+    def flush(self) -> None:
+        self.fh.flush()
+
+
 def progress_bar(log_file, total: int, desc: str, *, mininterval: float = 30.0):
-    """A tqdm bar written into a job's log (plain text lines, at most one per ``mininterval`` s).
+    """A tqdm bar written into a job's log, one line per refresh (at most every ``mininterval``
+    seconds, plus the first and the last).
 
     Parameters
     ----------
@@ -130,5 +147,5 @@ def progress_bar(log_file, total: int, desc: str, *, mininterval: float = 30.0):
     """
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, file=log_file, mininterval=mininterval, ascii=True,
-                dynamic_ncols=False, ncols=100)
+    return tqdm(total=total, desc=desc, file=_LineWriter(log_file), mininterval=mininterval,
+                ascii=True, dynamic_ncols=False, ncols=100)
