@@ -156,8 +156,10 @@ def test_interrupt_leaves_no_corrupt_cache(root, tmp_path):
     wd = _copy_workflow(root, tmp_path)
     slow = _edited(wd, lambda c: c["experiments"]["fig1a"]["amp"].update(
         d=60, alpha={"values": [2.0]}, tol=1e-30, max_iter=400))
-    proc = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "1", "--configfile",
-                             slow, "data/agg/fig1a/amp_hardmax_exact_T2_beta1.0_rho0.5_d60.nc"],
+    target = "data/agg/fig1a/amp_hardmax_exact_T2_beta1.0_rho0.5_d60.nc"
+    # Targets go before --configfile, which takes every following word as a config file.
+    proc = subprocess.Popen([sys.executable, "-m", "snakemake", target, "--cores", "1",
+                             "--configfile", slow],
                             cwd=wd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True)
     logs = wd / "logs" / "amp" / "fig1a"
@@ -179,7 +181,6 @@ def test_interrupt_leaves_no_corrupt_cache(root, tmp_path):
     assert not list((wd / "data").rglob(".*.nc*")), "temporary files left behind"
     for p in (wd / "data").rglob("*.nc"):
         xr.load_dataset(p)  # every remaining cache is complete
-    res = _snakemake(wd, "--cores", "2", "--configfile", slow,
-                     "data/agg/fig1a/amp_hardmax_exact_T2_beta1.0_rho0.5_d60.nc")
+    res = _snakemake(wd, target, "--cores", "2", "--configfile", slow)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert xr.load_dataset(interrupted)["iterations"].item() > 0
