@@ -16,7 +16,6 @@ validate(config, "config/schema.yaml")
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/se.smk"
-include: "workflow/rules/teacher.smk"
 include: "workflow/rules/amp.smk"
 include: "workflow/rules/gd.smk"
 include: "workflow/rules/figures.smk"
@@ -32,5 +31,4 @@ onstart:
 rule all:
     input:
         figure_targets(),
-        teacher_targets(),
     default_target: True

@@ -216,16 +216,54 @@ def test_float32_products_at_finite_size_parameters():
 
 def test_non_converged_run_reports_most_consistent_attempt():
     """When no attempt converges, the reported one is the finite attempt closest to Nishimori
-    consistency, not simply the last (most damped) one."""
+    consistency, not simply the last (most damped) one; the work of all attempts is capped."""
     S = model.teacher(40, 20, np.random.default_rng(0))[1]
     assert amp._consistency_residual(S, 1e12, 0.5) < 0.05  # the teacher itself, mmse -> 0
     assert amp._consistency_residual(3.0 * S, 1e12, 0.5) > 1.0
     assert amp._consistency_residual(S, float("nan"), 0.5) == float("inf")
+    data = model.generate("softmax", 0.1, 0.5, 2, 60, 0)
+    res = amp.run(data, damping=0.0, max_iter=300, max_restarts=3)
+    assert res.total_iterations <= 300
+    resid = amp._consistency_residual(res.S_hat, res.q_hat, 0.5)
+    assert res.consistency == pytest.approx(resid)
+    if not res.converged:
+        for damping in (0.0, 0.5, 0.75, 0.875)[: res.restarts + 1]:
+            other = amp.run(data, damping=damping, max_iter=300, max_restarts=0)
+            if np.isfinite(other.error):
+                assert resid <= other.consistency + 1e-12
+
+
+def test_wandering_run_is_stopped_early_and_reported_as_such():
+    """A run that never settles (softmax at rho = 0.2 near its transition, d = 50) stops once its
+    step has made no progress for STALL_WINDOW iterations, is not retried, and reports the mean
+    and spread of its error over its last iterations."""
     data = model.generate("softmax", 0.08, 0.2, 2, 50, 0, base_seed=7)
-    res = amp.run(data, max_iter=60, max_restarts=3)
-    assert not res.converged and res.restarts == 3
-    resid = amp._consistency_residual(res.S_hat, res.q_hat, 0.2)
-    for damping in (0.5, 0.0, 0.75, 0.875):
-        other = amp.run(data, damping=damping, max_iter=60, max_restarts=0)
-        if np.isfinite(other.error):
-            assert resid <= amp._consistency_residual(other.S_hat, other.q_hat, 0.2) + 1e-12
+    res = amp.run(data, max_iter=500, max_restarts=3)
+    assert res.stop_reason == "stalled" and not res.converged and res.restarts == 0
+    assert res.total_iterations < 500
+    tail = res.history["error"][-amp.STALL_WINDOW:]
+    assert res.error_mean == pytest.approx(np.mean(tail))
+    assert res.error_std == pytest.approx(np.std(tail))
+    assert res.error_std > 1e-3  # it wanders: the band is wide
+
+
+def test_unreachable_tolerance_is_not_pursued():
+    """At a tolerance no run can reach, the run is stopped long before its budget (stalled, or
+    diverged once its step stops falling), and reports its calmest iterate, which is the fixed
+    point a reachable tolerance finds."""
+    data = model.generate("hardmax", 1.0, 0.5, 2, 60, 0)
+    res = amp.run(data, damping=0.0, tol=1e-30, max_iter=2000)
+    assert res.stop_reason in ("stalled", "diverged") and res.total_iterations < 500
+    ok = amp.run(data, damping=0.0)
+    assert ok.converged and ok.stop_reason == "converged"
+    assert res.error == pytest.approx(ok.error, rel=0.05)
+
+
+@pytest.mark.parametrize("reason", amp.STOP_REASONS)
+def test_stop_reasons_round_trip_through_the_dataset(reason):
+    data = model.generate("hardmax", 1.0, 0.5, 2, 30, 0)
+    res = amp.run(data, max_iter=5)
+    res.stop_reason = reason
+    ds = res.to_dataset()
+    assert amp.STOP_REASONS[int(ds["stop_reason"])] == reason
+    assert ds.sizes["iteration"] == res.iterations

@@ -98,17 +98,21 @@ def test_teacher_keys_paper_preset(root):
     assert {k.T for k in gd} == {2, 3, 4, 5, 6} and len(gd) == 5 * 32 * 16
 
 
-def test_paper_cache_size_budget(root):
-    """The whole teacher-data cache of the paper preset stays well under 5 GB."""
+def test_paper_preset_has_one_data_job_per_point(root):
+    """AMP and GD jobs run every seed of a point: a tenth of the per-run jobs, at most 2,500."""
     conf = yaml.safe_load((root / "config" / "config.yaml").read_text())
-    from aimlib.model import sizes
-
-    total = 0
-    for k in cfg.teacher_keys(conf):
-        r, n = sizes(k.alpha, k.rho, k.d)
-        labels = n * k.T * (1 if k.channel == "hardmax" else 8 * k.T)
-        total += 8 * k.d * r + labels
-    assert total < 4e9
+    n_runs = n_jobs = 0
+    for name, exp in conf["experiments"].items():
+        for stage in cfg.STAGES:
+            if stage in exp:
+                jobs = cfg.stage_jobs(conf, name, stage)
+                n_jobs += len(jobs)
+                n_runs += sum(len(j["seeds"]) for j in jobs)
+                assert len({tuple(sorted((k, str(v)) for k, v in j.items())) for j in jobs}) \
+                    == len(jobs)
+    fig1a = cfg.stage_jobs(conf, "fig1a", "amp")
+    assert len(fig1a) == 5 * 32 and all(j["seeds"] == list(range(16)) for j in fig1a)
+    assert n_jobs * 8 < n_runs and n_jobs < 2500
 
 
 def test_channel_lists_and_seeds_per_d(root):

@@ -82,7 +82,7 @@ def test_complete_run_has_nothing_left(done):
     # Every rule has a log; long jobs show progress (a tqdm line per refresh) in it.
     logs = list((done / "logs").rglob("*.log"))
     assert {p.relative_to(done / "logs").parts[0] for p in logs} >= {
-        "teacher", "se_curve", "amp", "amp_aggregate", "gd", "gd_aggregate", "finite_size",
+        "se_curve", "amp", "amp_aggregate", "gd", "gd_aggregate", "finite_size",
         "figure"}
     amp_log = next((done / "logs" / "amp").rglob("*.log")).read_text()
     assert "AMP iterations:" in amp_log and "\r" not in amp_log and "host " in amp_log
@@ -92,15 +92,15 @@ def test_complete_run_has_nothing_left(done):
 def test_changing_one_rho_reruns_only_that_rho(done):
     cf = _edited(done, lambda c: c["experiments"]["fig1a"].update(rho=[0.2, 0.6]))
     jobs = planned(done, cf)
-    assert _rules(jobs) == {"se_curve", "teacher", "amp", "amp_aggregate", "figure"}
+    assert _rules(jobs) == {"se_curve", "amp", "amp_aggregate", "figure"}
     for rule, out in jobs:
         if rule != "figure":
             assert "rho0.6" in out, (rule, out)
     assert [o for r, o in jobs if r == "figure"] == ["figures/fig1a.pdf"]
-    assert sum(r == "amp" for r, _ in jobs) == 2  # two alphas, one seed
+    assert sum(r == "amp" for r, _ in jobs) == 2  # two alphas
 
 
-def test_changing_amp_damping_reruns_amp_not_teacher_or_se(done):
+def test_changing_amp_damping_reruns_amp_not_se(done):
     cf = _edited(done, lambda c: c["experiments"]["fig1a"]["amp"].update(damping=0.3))
     jobs = planned(done, cf)
     assert _rules(jobs) == {"amp", "amp_aggregate", "figure"}
@@ -117,7 +117,7 @@ def test_editing_amp_module_reruns_amp_jobs(done, root, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(src))
     jobs = planned(done, env=env)
     rules = _rules(jobs)
-    assert "amp" in rules and not rules & {"teacher", "se_curve", "se_small_width", "gd"}
+    assert "amp" in rules and not rules & {"se_curve", "se_small_width", "gd"}
     n_amp = sum(1 for _ in (done / "data" / "amp").rglob("*.nc"))
     assert sum(r == "amp" for r, _ in jobs) == n_amp
     assert planned(done) == []  # the unedited sources: still nothing to do
@@ -133,11 +133,21 @@ def test_adding_alphas_computes_only_new_points(done):
     cf = _edited(done, lambda c: c["experiments"]["fig1a"]["amp"].update(
         alpha={"values": [0.5, 1.0, 2.0]}))
     jobs = planned(done, cf)
-    assert _rules(jobs) == {"teacher", "amp", "amp_aggregate", "figure"}
+    assert _rules(jobs) == {"amp", "amp_aggregate", "figure"}
     for rule, out in jobs:
-        if rule in ("teacher", "amp"):
-            assert "alpha2.0_" in out, out
+        if rule == "amp":
+            assert out.endswith("alpha2.0.nc"), out
     assert sum(r == "amp" for r, _ in jobs) == 2  # two rhos at the new alpha
+
+
+def test_adding_seeds_reruns_the_points_of_that_group_only(done):
+    """A job runs every seed of its point, so more seeds re-run that experiment's points (and
+    nothing of the other experiments, nor SE)."""
+    cf = _edited(done, lambda c: c["experiments"]["fig2b"]["amp"].update(seeds=2))
+    jobs = planned(done, cf)
+    assert _rules(jobs) == {"amp", "amp_aggregate", "figure"}
+    assert all("/fig2b/" in o or o == "figures/fig2b.pdf" for _, o in jobs), jobs
+    assert sum(r == "amp" for r, _ in jobs) == 1
 
 
 def test_same_config_twice_gives_identical_caches(done, root, tmp_path):

@@ -74,8 +74,7 @@ def test_every_paper_job_fits_12_gib(root):
                 else:
                     opts = cfg.gd_options(conf, name)
                     req = res.gd(key.d, n, key.T, r, inits=opts["inits"], steps=opts["steps"])
-                t = res.teacher(key.d, n, key.T, key.channel)
-                worst[stage] = max(worst.get(stage, 0), req.mem_mb, t.mem_mb)
+                worst[stage] = max(worst.get(stage, 0), req.mem_mb)
     assert 0 < worst["amp"] <= res.MAX_MEM_MB and 0 < worst["gd"] <= res.MAX_MEM_MB
 
 
@@ -93,3 +92,16 @@ def test_amp_memory_model_bounds_measured_peak():
     req = res.amp(data.d, data.n, data.T, "hardmax", max_iter=3)
     assert peak / 1e6 < req.mem_mb - res.BASE_MB
     assert np.isfinite(peak)
+
+
+def test_a_job_of_several_seeds_asks_for_their_time_not_more_memory():
+    """A data job runs every seed of its point in series: time adds up, memory does not."""
+    one = res.amp(100, 80_000, 2, "hardmax", max_iter=200)
+    many = res.amp(100, 80_000, 2, "hardmax", max_iter=200, runs=16)
+    assert many.mem_mb == one.mem_mb
+    floor = 5
+    assert (many.runtime - floor) == pytest.approx(16 * (one.runtime - floor), rel=0.02, abs=16)
+    g1 = res.gd(200, 12_000, 6, 100, inits=32, steps=1000)
+    g16 = res.gd(200, 12_000, 6, 100, inits=32, steps=1000, runs=16)
+    assert g16.mem_mb == g1.mem_mb
+    assert (g16.runtime - floor) == pytest.approx(16 * (g1.runtime - floor), rel=0.02, abs=16)

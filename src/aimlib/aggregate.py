@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import xarray as xr
 
-__all__ = ["aggregate_runs"]
+__all__ = ["aggregate_runs", "stack_seeds"]
 
 
 def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error") -> xr.Dataset:
@@ -20,7 +20,8 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error") -> xr.Datas
     ----------
     runs : sequence of xarray.Dataset
         One dataset per run, with scalar ``value`` and ``converged`` and attributes ``alpha`` and
-        ``seed``; every other attribute must agree across runs (it is copied to the result).
+        ``seed``, or one per point with a ``seed`` dimension (a workflow job's file: every seed of
+        one alpha); every other attribute must agree across runs (it is copied to the result).
     value : str
         The variable to aggregate.
 
@@ -31,6 +32,7 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error") -> xr.Datas
         (finite runs), ``mean_all`` and ``std_all`` (over every finite run, converged or not: the
         final iterate) on ``alpha``; ``errors`` and ``converged`` on ``(alpha, seed)``.
     """
+    runs = [one for r in runs for one in _per_seed(r)]
     if not runs:
         raise ValueError("no runs to aggregate")
     alphas = sorted({float(r.attrs["alpha"]) for r in runs})
@@ -67,6 +69,30 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error") -> xr.Datas
         if k not in skip:
             ds.attrs[k] = v
     return ds
+
+
+def stack_seeds(runs: Sequence[xr.Dataset], seeds: Sequence[int]) -> xr.Dataset:
+    """Runs of one point (one per seed) as one dataset on a ``seed`` dimension.
+
+    Histories of different lengths are padded with NaN along ``iteration`` (or ``step``).  The
+    ``stop_reason`` codes index :data:`aimlib.amp.STOP_REASONS`, stored as the attribute
+    ``stop_reasons``.
+    """
+    out = xr.concat(list(runs), dim="seed", join="outer", fill_value=np.nan,
+                    coords="minimal", compat="override")
+    return out.assign_coords(seed=np.asarray(seeds, dtype=np.int64))
+
+
+def _per_seed(ds: xr.Dataset) -> list[xr.Dataset]:
+    """A point's file (``seed`` dimension) as one dataset per seed; a single run as itself."""
+    if "seed" not in ds.dims:
+        return [ds]
+    out = []
+    for s in ds["seed"].values:
+        one = ds.sel(seed=s, drop=True)
+        one.attrs = {**ds.attrs, "seed": int(s)}
+        out.append(one)
+    return out
 
 
 def _nanmean(a: np.ndarray) -> np.ndarray:

@@ -13,13 +13,29 @@ The output side is damped: ``omega <- damping * omega_old + (1 - damping) * omeg
 for ``V`` (damping ``S_hat`` instead breaks the Onsager correction: the run then crawls far above
 the SE error at large alpha).  Undamped runs are fastest where they are stable (hardmax); the
 noiseless softmax channel needs damping.  A run stops when
-``(1/d) ||S_hat_new - S_hat||_F^2 < tol``.  A run that produces NaN, whose step size grows for
-many iterations in a row, that does not meet ``tol`` within ``max_iter``, or whose fixed point
-fails the Nishimori consistency check ``(1/d)||S_hat||^2 = Q0 - V`` is restarted from the start
-with another damping (0.5 if it was below, else undamped; then 0.75, 0.875; up to
-``max_restarts`` times).  The first converged attempt is returned; if none converges, the
-finite attempt closest to Nishimori consistency, with ``converged=False``.  Restarts and the
-damping used are recorded.
+``(1/d) ||S_hat_new - S_hat||_F^2 < tol`` (``stop_reason="converged"``).  An attempt also stops
+early, and is recorded with why:
+
+- ``"nan"``: a non-finite ``q_hat``, ``B`` or estimate;
+- ``"diverged"``: the step grew for ``DIVERGENCE_WINDOW`` iterations in a row (after NaN or
+  divergence the attempt's estimate is its calmest iterate, the one with the smallest step);
+- ``"stalled"``: at the geometric rate at which the running minimum of its step fell over the
+  last ``STALL_WINDOW`` iterations, the attempt would not reach ``tol`` within its remaining
+  budget: it wanders, or creeps along a marginal direction, and running on would only spend
+  the budget;
+- ``"max_iter"``: the iteration budget is spent;
+- ``"inconsistent"``: ``tol`` was met but the fixed point fails the Nishimori consistency check
+  ``(1/d)||S_hat||^2 = Q0 - V`` (a spurious fixed point).
+
+An attempt that failed for any reason but ``"stalled"`` is restarted from the start with another
+damping (0.5 if it was below, else undamped; then 0.75, 0.875; up to ``max_restarts`` times); a
+stalled run is not (stronger damping does not settle it, and at d = 100, rho = 0.1 it finds
+spurious, Nishimori-inconsistent points instead).  All attempts of a run share one
+budget of ``max_iter`` iterations, so a hopeless run costs at most what one long converging run
+costs.  The first converged attempt is returned; if none converges, the finite attempt closest to
+Nishimori consistency, with ``converged=False``, its ``stop_reason``, and the mean and spread of
+its error over its last ``STALL_WINDOW`` iterations (``error_mean``, ``error_std``), so a run
+that never settles is reported as wandering, not as a number.
 """
 
 from __future__ import annotations
@@ -28,6 +44,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import xarray as xr
 
 from . import prior
 from .channels import make_channel, pair_weights
@@ -37,6 +54,11 @@ __all__ = ["AMPResult", "run", "run_point"]
 
 #: Consecutive growing steps that count as divergence (then: restart with stronger damping).
 DIVERGENCE_WINDOW = 25
+#: Stall test: the geometric rate of the running minimum of the step over the last
+#: ``STALL_WINDOW`` iterations must bring it below ``tol`` within the remaining budget.
+STALL_WINDOW = 50
+#: Reasons an attempt stops (``AMPResult.stop_reason``).
+STOP_REASONS = ("converged", "stalled", "diverged", "nan", "max_iter", "inconsistent")
 
 
 @dataclass
@@ -57,6 +79,16 @@ class AMPResult:
         Damping of the reported attempt.
     restarts : int
         Number of restarts made (after NaN, divergence or no convergence).
+    stop_reason : str
+        Why the reported attempt stopped, one of :data:`STOP_REASONS`.
+    error_mean, error_std : float
+        Mean and standard deviation of the error over the last ``STALL_WINDOW`` iterations of the
+        reported attempt (for a run that never settles, its wandering band).
+    consistency : float
+        Ground-truth-free Nishimori residual ``|(1/d)||S_hat||^2 - (Q0 - V)| / Q0`` of the
+        reported estimate.
+    total_iterations : int
+        Iterations over all attempts (the work spent).
     history : dict
         Per-iteration arrays of the reported attempt: ``error``, ``q_hat``, ``step`` (the change of
         ``S_hat``), ``V``.
@@ -70,8 +102,36 @@ class AMPResult:
     q_hat: float
     damping: float
     restarts: int
+    stop_reason: str
+    error_mean: float
+    error_std: float
+    consistency: float
+    total_iterations: int
     history: dict = field(repr=False)
     S_hat: np.ndarray = field(repr=False)
+
+    def to_dataset(self) -> xr.Dataset:
+        """The run as an ``xarray.Dataset``: scalars, and histories on ``iteration``."""
+        h = self.history
+        return xr.Dataset(
+            {
+                "error": ((), self.error),
+                "converged": ((), np.int8(self.converged)),
+                "stop_reason": ((), np.int8(STOP_REASONS.index(self.stop_reason))),
+                "iterations": ((), np.int64(self.iterations)),
+                "total_iterations": ((), np.int64(self.total_iterations)),
+                "q_hat": ((), self.q_hat),
+                "damping_used": ((), self.damping),
+                "restarts": ((), np.int64(self.restarts)),
+                "error_mean": ((), self.error_mean),
+                "error_std": ((), self.error_std),
+                "consistency": ((), self.consistency),
+                "error_history": ("iteration", np.asarray(h["error"], dtype=np.float64)),
+                "q_hat_history": ("iteration", np.asarray(h["q_hat"], dtype=np.float64)),
+                "step_history": ("iteration", np.asarray(h["step"], dtype=np.float64)),
+            },
+            coords={"iteration": np.arange(1, len(h["error"]) + 1)},
+        )
 
 
 class _Tokens:
@@ -92,7 +152,38 @@ class _Tokens:
             yield lo, hi, X
 
 
-def _attempt(data, ch, tokens, damping, tol, max_iter, progress):
+@dataclass
+class _Attempt:
+    S_hat: np.ndarray | None
+    hist: dict
+    iterations: int
+    reason: str
+    q_hat: float
+    damping: float
+
+    @property
+    def converged(self) -> bool:
+        return self.reason == "converged"
+
+
+def _stalled(steps: list[float], tol: float, remaining: int) -> bool:
+    """Whether an attempt cannot reach ``tol`` in its ``remaining`` iterations (module docs).
+
+    Progress is measured on the running minimum of the step, which is monotone and ignores the
+    transient bumps of a converging run: its geometric rate over the last ``STALL_WINDOW``
+    iterations, extrapolated, must reach ``tol`` within the remaining budget.
+    """
+    if len(steps) <= STALL_WINDOW:
+        return False
+    best = np.minimum.accumulate(np.asarray(steps, dtype=np.float64))
+    now, then = best[-1], best[-1 - STALL_WINDOW]
+    if not now < then:
+        return True
+    rate = math.log(now / then) / STALL_WINDOW
+    return math.log(tol / now) / rate > remaining
+
+
+def _attempt(data, ch, tokens, damping, tol, max_iter, progress) -> _Attempt:
     d, T, n = data.d, data.T, data.n
     rho = data.rho
     alpha = n / d**2
@@ -106,7 +197,9 @@ def _attempt(data, ch, tokens, damping, tol, max_iter, progress):
     V_prev = C
     hist = {"error": [], "q_hat": [], "step": [], "V": []}
     growing = 0
-    converged = False
+    # The iterate with the smallest step, reported if the attempt fails.
+    S_calm, calm, q_calm = None, math.inf, math.nan
+    reason = "max_iter"
     q_hat = math.nan
     it = 0
     for it in range(1, max_iter + 1):
@@ -132,7 +225,7 @@ def _attempt(data, ch, tokens, damping, tol, max_iter, progress):
         B[np.diag_indices(d)] -= trace_g
         q_hat = ch.amp_q_hat(alpha, g, V)
         if not (math.isfinite(q_hat) and q_hat > 0 and np.all(np.isfinite(B))):
-            return None, hist, it, False, q_hat
+            return _Attempt(S_calm, hist, it, "nan", q_calm, damping)
         delta = 1.0 / q_hat
         R = S_hat + 2.0 * (0.5 * (B + B.T)) / (d**1.5 * q_hat)
         S_new = prior.rie(R, delta, rho)
@@ -147,16 +240,21 @@ def _attempt(data, ch, tokens, damping, tol, max_iter, progress):
         if progress is not None:
             progress(it, err, step, q_hat)
         if not math.isfinite(step) or not math.isfinite(err):
-            return None, hist, it, False, q_hat
+            return _Attempt(S_calm, hist, it, "nan", q_calm, damping)
+        if step < calm:
+            S_calm, calm, q_calm = S_hat, step, q_hat
         if step < tol:
-            converged = True
+            reason = "converged"
             break
         growing = growing + 1 if len(hist["step"]) > 1 and step > hist["step"][-2] else 0
         if growing >= DIVERGENCE_WINDOW:
-            return None, hist, it, False, q_hat
-    if converged and _inconsistent(S_hat, C, rho):
-        return S_hat, hist, it, False, q_hat
-    return S_hat, hist, it, converged, q_hat
+            return _Attempt(S_calm, hist, it, "diverged", q_calm, damping)
+        if _stalled(hist["step"], tol, max_iter - it):
+            reason = "stalled"
+            break
+    if reason == "converged" and _inconsistent(S_hat, C, rho):
+        reason = "inconsistent"
+    return _Attempt(S_hat, hist, it, reason, q_hat, damping)
 
 
 #: Largest relative mismatch between (1/d) ||S_hat||^2 and Q0 - V accepted at a fixed point, as
@@ -213,7 +311,7 @@ def run(
     tol : float
         Stop when ``(1/d) ||S_hat_new - S_hat||_F^2 < tol``.
     max_iter : int
-        Maximum iterations per attempt.
+        Iteration budget of the run, shared by all its attempts.
     variant : {"exact", "density"}
         Hardmax output function; ``"density"`` is the published error of SPEC section 7.
     max_restarts : int
@@ -239,31 +337,41 @@ def run(
                       variant=variant if data.channel == "hardmax" else "exact")
     tokens = _Tokens(data, int(chunk), token_budget, dtype)
     damp = float(damping)
-    best = None  # (S_hat, hist, it, conv, q_hat, damping) of the attempt to report
-    restarts = 0
+    budget = int(max_iter)
+    best: _Attempt | None = None  # the attempt to report
     best_resid = math.inf
+    restarts = 0
+    spent = 0
     for attempt in range(max_restarts + 1):
         restarts = attempt
-        S_hat, hist, it, conv, q_hat = _attempt(data, ch, tokens, damp, tol, int(max_iter),
-                                                progress)
-        current = (S_hat, hist, it, conv, q_hat, damp)
-        if conv:
-            best = current
+        cur = _attempt(data, ch, tokens, damp, tol, budget - spent, progress)
+        spent += cur.iterations
+        if cur.converged:
+            best = cur
             break
         # No convergence: keep the finite attempt closest to Nishimori consistency (a
         # ground-truth-free measure; the last, most damped attempt is often the furthest).
-        resid = _consistency_residual(S_hat, q_hat, data.rho) if S_hat is not None else math.inf
+        resid = (_consistency_residual(cur.S_hat, cur.q_hat, data.rho)
+                 if cur.S_hat is not None else math.inf)
         if best is None or resid < best_resid:
-            best, best_resid = current, resid
-        if attempt == max_restarts:
+            best, best_resid = cur, resid
+        # A stalled attempt is reported as wandering, not retried: stronger damping does not
+        # settle it (at d = 100, rho = 0.1 it finds spurious, Nishimori-inconsistent points).
+        if cur.reason == "stalled" or attempt == max_restarts or spent >= budget:
             break
         damp = _next_damping(float(damping), attempt + 1)
-    S_hat, hist, it, conv, q_hat, damp = best
-    hist = {k: np.asarray(v) for k, v in hist.items()}
-    if S_hat is None:
-        return AMPResult(math.nan, it, False, q_hat, damp, restarts, hist,
+    hist = {k: np.asarray(v) for k, v in best.hist.items()}
+    tail = hist["error"][-STALL_WINDOW:]
+    err_mean = float(np.mean(tail)) if tail.size else math.nan
+    err_std = float(np.std(tail)) if tail.size else math.nan
+    if best.S_hat is None:
+        return AMPResult(math.nan, best.iterations, False, best.q_hat, best.damping, restarts,
+                         best.reason, err_mean, err_std, math.inf, spent, hist,
                          np.full((data.d, data.d), np.nan))
-    return AMPResult(data.estimation_error(S_hat), it, conv, q_hat, damp, restarts, hist, S_hat)
+    return AMPResult(data.estimation_error(best.S_hat), best.iterations, best.converged,
+                     best.q_hat, best.damping, restarts, best.reason, err_mean, err_std,
+                     _consistency_residual(best.S_hat, best.q_hat, data.rho), spent, hist,
+                     best.S_hat)
 
 
 def _next_damping(first: float, attempt: int) -> float:

@@ -24,7 +24,7 @@ __all__ = [
     "TOKEN_BUDGET",
     "amp_dtype",
     "amp",
-    "teacher",
+    "teacher_seconds",
     "gd",
     "se",
     "light",
@@ -86,15 +86,15 @@ def _amp_threads(d: int) -> int:
 
 
 def amp(d: int, n: int, T: int, channel: str, *, dtype: str = "float64", max_iter: int = 500,
-        chunk: int = 4096, attempt: int = 1) -> Resources:
-    """Request of one AMP run (:func:`aimlib.amp.run`).
+        chunk: int = 4096, runs: int = 1, attempt: int = 1) -> Resources:
+    """Request of ``runs`` AMP runs in series (:func:`aimlib.amp.run`; a job runs every seed).
 
     Memory: tokens (``n T d``, or one chunk when they are regenerated), three chunk-sized
     temporaries of the products, about a dozen ``(n, T, T)`` arrays (labels, ``g``, ``omega`` and
     the output function's temporaries) and a dozen ``d x d`` ones (estimate, ``B``, RIE).  Time per
     iteration: the two products ``X S`` and ``X^T G X`` (``4 n T d^2`` flop), the output function,
-    regeneration when the tokens do not fit, and one eigendecomposition; the request covers a full
-    attempt of ``max_iter`` iterations twice over.
+    regeneration when the tokens do not fit, and one eigendecomposition; the request covers the
+    ``max_iter`` budget of each run (shared by its attempts) twice over, plus drawing its teacher.
     """
     item = 4 if amp_dtype(dtype, d) == "float32" else 8
     tokens = n * T * d * item
@@ -106,20 +106,19 @@ def amp(d: int, n: int, T: int, channel: str, *, dtype: str = "float64", max_ite
     per_iter = (4.0 * n * T * d * d / rate + G_OUT_SECONDS[channel] * n * T * T / 4
                 + (0.0 if in_memory else NORMAL_SECONDS * n * T * d) + 5e-10 * d**3)
     setup = NORMAL_SECONDS * n * T * d + 2.0 * n * T * d * d / rate
-    return _request(mem, setup + int(max_iter) * per_iter, threads, attempt)
+    teacher_s = teacher_seconds(d, n, T)
+    return _request(mem, int(runs) * (teacher_s + setup + int(max_iter) * per_iter), threads,
+                    attempt)
 
 
-def teacher(d: int, n: int, T: int, channel: str, *, attempt: int = 1) -> Resources:
-    """Request of one teacher-data job: tokens chunk by chunk, one ``X S*`` product per chunk."""
-    m = min(n, 4096)
-    mem = 3 * m * T * d * 8 + 3 * n * T * T * 8 + 4 * d * d * 8
-    seconds = NORMAL_SECONDS * n * T * d + 2.0 * n * T * d * d / GEMM_RATE["float64"]
-    return _request(mem, seconds, 1, attempt)
+def teacher_seconds(d: int, n: int, T: int) -> float:
+    """Time to draw one seed's teacher data: tokens chunk by chunk, one ``X S*`` per chunk."""
+    return NORMAL_SECONDS * n * T * d + 2.0 * n * T * d * d / GEMM_RATE["float64"]
 
 
 def gd(d: int, n: int, T: int, r: int, *, inits: int, steps: int,
-       batch_budget: float = 2e9, attempt: int = 1) -> Resources:
-    """Request of one GD/AGD job (:func:`aimlib.gd.run`) with ``inits`` initialisations.
+       batch_budget: float = 2e9, runs: int = 1, attempt: int = 1) -> Resources:
+    """Request of ``runs`` GD/AGD runs in series (:func:`aimlib.gd.run`), ``inits`` each.
 
     Memory: all tokens (``n T d`` float64) plus the batched per-initialisation arrays, capped by
     ``batch_budget`` as in :func:`aimlib.gd.run`.  Time: per step and initialisation the forward
@@ -128,8 +127,8 @@ def gd(d: int, n: int, T: int, r: int, *, inits: int, steps: int,
     per_init = 8 * n * T * (2 * r + 3 * T) * 2
     mem = n * T * d * 8 + min(inits * per_init, max(per_init, batch_budget)) + inits * 3 * d * r * 8
     flop = 4.0 * n * T * d * r + 40.0 * n * T * T
-    seconds = steps * inits * flop / GEMM_RATE["float64"]
-    return _request(mem, seconds, 1, attempt)
+    seconds = steps * inits * flop / GEMM_RATE["float64"] + teacher_seconds(d, n, T)
+    return _request(mem, int(runs) * seconds, 1, attempt)
 
 
 def se(points: int, channel: str, *, attempt: int = 1) -> Resources:

@@ -1,14 +1,14 @@
 rule amp:
-    """One AMP run on one teacher-data file."""
-    input:
-        TEACHER_PATH,
+    """AMP at one point, every seed (teacher data drawn in the job)."""
     output:
         AMP_PATH,
     params:
         amp=amp_params,
-        version=code_version("amp", "channels", "gaussian", "prior", "model", "io"),
+        seeds=stage_seeds("amp"),
+        base_seed=config["seed"],
+        version=code_version("amp", "aggregate", "channels", "gaussian", "prior", "model", "io"),
     log:
-        "logs/amp/{experiment}/{channel}_{variant}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}_seed{seed}.log",
+        "logs/amp/{experiment}/{channel}_{variant}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}.log",
     threads: request("amp", "threads")
     resources:
         mem_mb=request("amp", "mem_mb"),

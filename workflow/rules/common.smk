@@ -21,7 +21,6 @@ wildcard_constraints:
     variant="exact|density",
     T=r"[0-9]+",
     d=r"[0-9]+",
-    seed=r"[0-9]+",
     rho=FLOAT,
     alpha=FLOAT,
     beta=FLOAT,
@@ -60,16 +59,6 @@ def small_width_params(wildcards):
 
 
 # ---------------------------------------------------------------------------------------------
-# teacher data
-# ---------------------------------------------------------------------------------------------
-TEACHER_PATH = "data/teacher/{channel}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}_seed{seed}.nc"
-
-
-def teacher_targets():
-    return [TEACHER_PATH.format(**k.wildcards()) for k in cfg.teacher_keys(config)]
-
-
-# ---------------------------------------------------------------------------------------------
 # figures
 # ---------------------------------------------------------------------------------------------
 def figure_list():
@@ -98,7 +87,7 @@ def figure_inputs(wildcards):
 # ---------------------------------------------------------------------------------------------
 # AMP
 # ---------------------------------------------------------------------------------------------
-AMP_PATH = "data/amp/{experiment}/{channel}_{variant}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}_seed{seed}.nc"
+AMP_PATH = "data/amp/{experiment}/{channel}_{variant}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}.nc"
 AMP_AGG_PATH = "data/agg/{experiment}/amp_{channel}_{variant}_T{T}_beta{beta}_rho{rho}_d{d}.nc"
 
 
@@ -125,19 +114,28 @@ def _find_group(wildcards, stage):
 
 def amp_agg_inputs(wildcards):
     g = _find_group(wildcards, "amp")
-    return [AMP_PATH.format(experiment=wildcards.experiment, alpha=cfg.ffmt(a), seed=s,
+    return [AMP_PATH.format(experiment=wildcards.experiment, alpha=cfg.ffmt(a),
                             **_group_wildcards(g))
-            for a in g["alphas"] for s in g["seeds"]]
+            for a in g["alphas"]]
 
 
 def amp_params(wildcards):
     return cfg.amp_options(config, wildcards.experiment, int(wildcards.d))
 
 
+def stage_seeds(stage):
+    """Params callable: the seeds a data job runs (every seed of its point)."""
+
+    def get(wildcards):
+        return _find_group(wildcards, stage)["seeds"]
+
+    return get
+
+
 # ---------------------------------------------------------------------------------------------
 # GD / AGD
 # ---------------------------------------------------------------------------------------------
-GD_PATH = "data/gd/{experiment}/{channel}_{variant}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}_seed{seed}.nc"
+GD_PATH = "data/gd/{experiment}/{channel}_{variant}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}.nc"
 GD_AGG_PATH = "data/agg/{experiment}/{kind}_{channel}_{variant}_T{T}_beta{beta}_rho{rho}_d{d}.nc"
 
 
@@ -154,9 +152,9 @@ def gd_agg_files(experiment, kind):
 
 def gd_agg_inputs(wildcards):
     g = _find_group(wildcards, "gd")
-    return [GD_PATH.format(experiment=wildcards.experiment, alpha=cfg.ffmt(a), seed=s,
+    return [GD_PATH.format(experiment=wildcards.experiment, alpha=cfg.ffmt(a),
                            **_group_wildcards(g))
-            for a in g["alphas"] for s in g["seeds"]]
+            for a in g["alphas"]]
 
 
 def gd_params(wildcards):
@@ -205,18 +203,14 @@ def _amp_request(wildcards, attempt):
     d, n, T, _ = _dnT(wildcards)
     opts = cfg.amp_options(config, wildcards.experiment, d)
     return res.amp(d, n, T, wildcards.channel, dtype=opts["dtype"], max_iter=opts["max_iter"],
-                   attempt=attempt)
+                   runs=len(_find_group(wildcards, "amp")["seeds"]), attempt=attempt)
 
 
 def _gd_request(wildcards, attempt):
     d, n, T, r = _dnT(wildcards)
     opts = cfg.gd_options(config, wildcards.experiment)
-    return res.gd(d, n, T, r, inits=opts["inits"], steps=opts["steps"], attempt=attempt)
-
-
-def _teacher_request(wildcards, attempt):
-    d, n, T, _ = _dnT(wildcards)
-    return res.teacher(d, n, T, wildcards.channel, attempt=attempt)
+    return res.gd(d, n, T, r, inits=opts["inits"], steps=opts["steps"],
+                  runs=len(_find_group(wildcards, "gd")["seeds"]), attempt=attempt)
 
 
 def _se_request(wildcards, attempt):
@@ -227,8 +221,8 @@ def _light_request(wildcards, attempt):
     return res.light(attempt=attempt)
 
 
-REQUESTS = {"amp": _amp_request, "gd": _gd_request, "teacher": _teacher_request,
-            "se": _se_request, "light": _light_request}
+REQUESTS = {"amp": _amp_request, "gd": _gd_request, "se": _se_request,
+            "light": _light_request}
 
 
 def request(kind, field):

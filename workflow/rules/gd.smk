@@ -1,14 +1,14 @@
 rule gd:
-    """GD from K initialisations on one teacher-data file (GD = the first, AGD = their mean)."""
-    input:
-        TEACHER_PATH,
+    """GD from K initialisations at one point, every seed (GD = the first, AGD = their mean)."""
     output:
         GD_PATH,
     params:
         gd=gd_params,
-        version=code_version("gd", "model", "io"),
+        seeds=stage_seeds("gd"),
+        base_seed=config["seed"],
+        version=code_version("gd", "aggregate", "channels", "model", "io"),
     log:
-        "logs/gd/{experiment}/{channel}_{variant}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}_seed{seed}.log",
+        "logs/gd/{experiment}/{channel}_{variant}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}.log",
     threads: request("gd", "threads")
     resources:
         mem_mb=request("gd", "mem_mb"),

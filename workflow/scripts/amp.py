@@ -1,12 +1,16 @@
-"""Snakemake job: one AMP run."""
+"""Snakemake job: AMP at one point (channel, variant, T, beta, rho, d, alpha), every seed.
+
+Each seed's teacher data are drawn here from the base seed and the point (bit for bit the same
+as :func:`aimlib.model.generate` gives anywhere), so the point needs no teacher files.
+"""
 
 import sys
 
 import numpy as np
-import xarray as xr
 
-from aimlib import amp, resources
-from aimlib.io import load_teacher, write_netcdf
+from aimlib import amp, model, resources
+from aimlib.aggregate import stack_seeds
+from aimlib.io import write_netcdf
 from aimlib.jobs import job_log, progress_bar, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
@@ -14,42 +18,34 @@ sm = snakemake  # noqa: F821  (injected by Snakemake)
 with job_log(sm.log[0], threads=sm.threads) as log:
     w = sm.wildcards
     opts = dict(sm.params.amp)
-    data = load_teacher(sm.input[0])
-    log.info("AMP %s (%s) T=%d rho=%g d=%d alpha=%g seed=%d n=%d, options %s", data.channel,
-             w.variant, data.T, data.rho, data.d, data.alpha, data.seed, data.n, opts)
-
+    seeds = [int(s) for s in sm.params.seeds]
     opts["dtype"] = np.dtype(opts["dtype"])
-    with progress_bar(sys.stderr, int(opts["max_iter"]), "AMP iterations") as bar:
+    runs = []
+    for seed in seeds:
+        data = model.generate(w.channel, float(w.alpha), float(w.rho), int(w.T), int(w.d), seed,
+                              beta=float(w.beta), base_seed=int(sm.params.base_seed))
+        log.info("AMP %s (%s) T=%d rho=%g d=%d alpha=%g seed=%d n=%d, options %s",
+                 data.channel, w.variant, data.T, data.rho, data.d, data.alpha, seed, data.n,
+                 opts)
+        with progress_bar(sys.stderr, int(opts["max_iter"]), f"AMP iterations, seed {seed}") \
+                as bar:
 
-        def progress(it, err, step, q_hat):
-            if it == 1:
-                bar.reset()  # a restart begins a new attempt
-            bar.update(1)
-            bar.set_postfix(error=f"{err:.4f}", step=f"{step:.1e}", refresh=False)
-            if it == 1 or it % 10 == 0:
-                log.info("iteration %4d  error %.6f  step %.3e  q_hat %.5g", it, err, step,
-                         q_hat)
+            def progress(it, err, step, q_hat, bar=bar):
+                bar.update(1)
+                bar.set_postfix(error=f"{err:.4f}", step=f"{step:.1e}", refresh=False)
+                if it == 1 or it % 10 == 0:
+                    log.info("iteration %4d  error %.6f  step %.3e  q_hat %.5g", it, err, step,
+                             q_hat)
 
-        res = amp.run(data, variant=w.variant, progress=progress,
-                      token_budget=resources.TOKEN_BUDGET, **opts)
-    log.info("error %.6f after %d iterations, converged=%s, damping %.3f, restarts %d",
-             res.error, res.iterations, res.converged, res.damping, res.restarts)
-    h = res.history
-    ds = xr.Dataset(
-        {
-            "error": ((), res.error),
-            "converged": ((), np.int8(res.converged)),
-            "iterations": ((), np.int64(res.iterations)),
-            "q_hat": ((), res.q_hat),
-            "damping_used": ((), res.damping),
-            "restarts": ((), np.int64(res.restarts)),
-            "error_history": ("iteration", h["error"]),
-            "q_hat_history": ("iteration", h["q_hat"]),
-            "step_history": ("iteration", h["step"]),
-        },
-        coords={"iteration": np.arange(1, len(h["error"]) + 1)},
-    )
-    ds.attrs.update(channel=data.channel, variant=w.variant, T=data.T, beta=data.beta,
-                    rho=data.rho, d=data.d, alpha=data.alpha, seed=data.seed, n=data.n,
+            res = amp.run(data, variant=w.variant, progress=progress,
+                          token_budget=resources.TOKEN_BUDGET, **opts)
+        log.info("seed %d: error %.6f after %d iterations (%d in all), %s, damping %.3f, "
+                 "restarts %d", seed, res.error, res.iterations, res.total_iterations,
+                 res.stop_reason, res.damping, res.restarts)
+        runs.append(res.to_dataset())
+    ds = stack_seeds(runs, seeds)
+    ds.attrs.update(channel=w.channel, variant=w.variant, T=int(w.T), beta=float(w.beta),
+                    rho=float(w.rho), d=int(w.d), alpha=float(w.alpha), n=data.n,
+                    stop_reasons=" ".join(amp.STOP_REASONS),
                     **{f"amp_{k}": str(v) if k == "dtype" else v for k, v in opts.items()})
     write_netcdf(ds, sm.output[0], config=resolved_config(sm.config), version=sm.params.version)
