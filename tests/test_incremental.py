@@ -85,8 +85,8 @@ def test_complete_run_has_nothing_left(done):
         "se_curve", "amp", "amp_aggregate", "gd", "gd_aggregate", "finite_size",
         "figure"}
     amp_log = next((done / "logs" / "amp").rglob("*.log")).read_text()
-    assert "AMP iterations:" in amp_log and "\r" not in amp_log and "host " in amp_log
-    assert "Adam steps:" in next((done / "logs" / "gd").rglob("*.log")).read_text()
+    assert "AMP iterations, seed 0:" in amp_log and "\r" not in amp_log and "host " in amp_log
+    assert "Adam steps, seed 0:" in next((done / "logs" / "gd").rglob("*.log")).read_text()
 
 
 def test_changing_one_rho_reruns_only_that_rho(done):
@@ -156,7 +156,7 @@ def test_same_config_twice_gives_identical_caches(done, root, tmp_path):
     other = _copy_workflow(root, tmp_path)
     _run(other)
     files = sorted(p.relative_to(done) for p in (done / "data").rglob("*.nc"))
-    assert len(files) > 30
+    assert len(files) > 20
     for rel in files + [Path("figures") / f"{f}.png" for f in ("fig1a", "fig2b", "fig3")]:
         assert (done / rel).read_bytes() == (other / rel).read_bytes(), rel
 
