@@ -21,6 +21,19 @@ include: "workflow/rules/gd.smk"
 include: "workflow/rules/figures.smk"
 
 
+if workflow.is_main_process:
+    # What the run costs, before the first job (and in a dry run): jobs and CPU-hours per figure.
+    import sys
+
+    from aimlib.resources import estimate
+
+    try:
+        _cores = workflow._cores
+    except Exception:
+        _cores = None
+    print(estimate(config).summary(_cores), file=sys.stderr)
+
+
 onstart:
     # Compile the numba kernels once, before jobs start together and race to write the cache.
     from aimlib.jobs import warm_numba_cache

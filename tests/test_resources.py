@@ -105,3 +105,22 @@ def test_a_job_of_several_seeds_asks_for_their_time_not_more_memory():
     g16 = res.gd(200, 12_000, 6, 100, inits=32, steps=1000, runs=16)
     assert g16.mem_mb == g1.mem_mb
     assert (g16.runtime - floor) == pytest.approx(16 * (g1.runtime - floor), rel=0.02, abs=16)
+
+
+def test_cost_estimate_adds_up_the_per_run_models():
+    """estimate(): per figure, seeds x the per-run model of each point plus start-up per job."""
+    conf = {"seed": 1, "se": {"tol": 1e-10}, "experiments": {"e": {
+        "channel": "hardmax", "T": 2, "rho": [0.5],
+        "se": {"alpha": {"values": [0.1, 0.2, 0.3]}},
+        "amp": {"d": 50, "seeds": 3, "damping": 0.0, "max_iter": 80,
+                "alpha": {"values": [0.5, 1.0]}}}}}
+    est = res.estimate(conf)
+    # jobs: one SE curve, two AMP points, one aggregate, the figure
+    assert est.jobs == {"e": 5}
+    amp_s = sum(3 * res.amp_seconds(50, sizes(a, 0.5, 50)[1], 2, "hardmax", iterations=80)
+                for a in (0.5, 1.0))
+    assert est.by_stage["e"]["AMP"] == pytest.approx(amp_s / 3600)
+    assert est.by_stage["e"]["start-up"] == pytest.approx(5 * res.JOB_STARTUP_SECONDS / 3600)
+    assert est.by_stage["e"]["SE"] == pytest.approx(2 * 3 * res.SE_POINT_SECONDS / 3600)
+    assert est.wall_hours(2) == pytest.approx(est.cpu_hours["e"] / 2)
+    assert "e " in est.summary(2) and "wall time at 2 cores" in est.summary(2)

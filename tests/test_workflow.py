@@ -29,6 +29,16 @@ def test_dry_run(workdir, configfile):
     assert res.returncode == 0, res.stdout + res.stderr
     for f in FIGS:
         assert f"figures/{f}.png" in res.stdout
+    # The cost is printed before any job: jobs and CPU-hours per figure, the wall time at the
+    # given cores; its job count is the DAG's (every job but `all`).
+    m = re.search(r"^\s+total\s+(\d+) jobs\s+([0-9.]+) CPU-h", res.stderr, re.M)
+    assert m, res.stderr[:3000]
+    planned = re.search(r"^total\s+(\d+)$", res.stdout, re.M)
+    assert planned and int(m.group(1)) == int(planned.group(1)) - 1
+    assert "wall time at 2 cores" in res.stderr
+    assert all(re.search(rf"^\s+{f}\s+\d+ jobs", res.stderr, re.M) for f in FIGS)
+    if configfile is None:  # the paper preset: a tenth of the one-job-per-run layout
+        assert int(m.group(1)) <= 2500 and float(m.group(2)) > 100
 
 
 def test_bad_config_names_key(workdir):

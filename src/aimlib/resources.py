@@ -28,6 +28,10 @@ __all__ = [
     "gd",
     "se",
     "light",
+    "amp_seconds",
+    "gd_seconds",
+    "CostEstimate",
+    "estimate",
 ]
 
 #: No job of the paper preset may ask for more (MB).
@@ -85,6 +89,21 @@ def _amp_threads(d: int) -> int:
     return 2 if d >= FLOAT32_FROM_D else 1
 
 
+def _amp_model(d: int, n: int, T: int, channel: str, dtype: str, chunk: int):
+    """Bytes held, threads, seconds per iteration and set-up seconds of one AMP run."""
+    item = 4 if amp_dtype(dtype, d) == "float32" else 8
+    tokens = n * T * d * item
+    in_memory = tokens <= TOKEN_BUDGET
+    m = min(n, chunk)
+    mem = (tokens if in_memory else 0) + 3 * m * T * d * 8 + 12 * n * T * T * 8 + 12 * d * d * 8
+    threads = _amp_threads(d)
+    rate = GEMM_RATE[amp_dtype(dtype, d)] * (0.9 * threads if threads > 1 else 1.0)
+    per_iter = (4.0 * n * T * d * d / rate + G_OUT_SECONDS[channel] * n * T * T / 4
+                + (0.0 if in_memory else NORMAL_SECONDS * n * T * d) + 5e-10 * d**3)
+    setup = NORMAL_SECONDS * n * T * d + 2.0 * n * T * d * d / rate + teacher_seconds(d, n, T)
+    return mem, threads, per_iter, setup
+
+
 def amp(d: int, n: int, T: int, channel: str, *, dtype: str = "float64", max_iter: int = 500,
         chunk: int = 4096, runs: int = 1, attempt: int = 1) -> Resources:
     """Request of ``runs`` AMP runs in series (:func:`aimlib.amp.run`; a job runs every seed).
@@ -96,24 +115,28 @@ def amp(d: int, n: int, T: int, channel: str, *, dtype: str = "float64", max_ite
     regeneration when the tokens do not fit, and one eigendecomposition; the request covers the
     ``max_iter`` budget of each run (shared by its attempts) twice over, plus drawing its teacher.
     """
-    item = 4 if amp_dtype(dtype, d) == "float32" else 8
-    tokens = n * T * d * item
-    in_memory = tokens <= TOKEN_BUDGET
-    m = min(n, chunk)
-    mem = (tokens if in_memory else 0) + 3 * m * T * d * 8 + 12 * n * T * T * 8 + 12 * d * d * 8
-    threads = _amp_threads(d)
-    rate = GEMM_RATE[amp_dtype(dtype, d)] * (0.9 * threads if threads > 1 else 1.0)
-    per_iter = (4.0 * n * T * d * d / rate + G_OUT_SECONDS[channel] * n * T * T / 4
-                + (0.0 if in_memory else NORMAL_SECONDS * n * T * d) + 5e-10 * d**3)
-    setup = NORMAL_SECONDS * n * T * d + 2.0 * n * T * d * d / rate
-    teacher_s = teacher_seconds(d, n, T)
-    return _request(mem, int(runs) * (teacher_s + setup + int(max_iter) * per_iter), threads,
-                    attempt)
+    mem, threads, per_iter, setup = _amp_model(d, n, T, channel, dtype, chunk)
+    return _request(mem, int(runs) * (setup + int(max_iter) * per_iter), threads, attempt)
+
+
+def amp_seconds(d: int, n: int, T: int, channel: str, *, dtype: str = "float64",
+                iterations: float = 0.0, chunk: int = 4096) -> float:
+    """Expected CPU-seconds of one AMP run of ``iterations`` iterations (threads included)."""
+    _, threads, per_iter, setup = _amp_model(d, n, T, channel, dtype, chunk)
+    return threads * (setup + iterations * per_iter)
 
 
 def teacher_seconds(d: int, n: int, T: int) -> float:
     """Time to draw one seed's teacher data: tokens chunk by chunk, one ``X S*`` per chunk."""
     return NORMAL_SECONDS * n * T * d + 2.0 * n * T * d * d / GEMM_RATE["float64"]
+
+
+def _gd_model(d: int, n: int, T: int, r: int, inits: int, steps: int, batch_budget: float):
+    per_init = 8 * n * T * (2 * r + 3 * T) * 2
+    mem = n * T * d * 8 + min(inits * per_init, max(per_init, batch_budget)) + inits * 3 * d * r * 8
+    flop = 4.0 * n * T * d * r + 40.0 * n * T * T
+    seconds = steps * inits * flop / GEMM_RATE["float64"] + teacher_seconds(d, n, T)
+    return mem, seconds
 
 
 def gd(d: int, n: int, T: int, r: int, *, inits: int, steps: int,
@@ -124,11 +147,13 @@ def gd(d: int, n: int, T: int, r: int, *, inits: int, steps: int,
     ``batch_budget`` as in :func:`aimlib.gd.run`.  Time: per step and initialisation the forward
     ``X W`` and backward ``X^T (G Z)`` products, ``4 n T d r`` flop, and the softmax pass.
     """
-    per_init = 8 * n * T * (2 * r + 3 * T) * 2
-    mem = n * T * d * 8 + min(inits * per_init, max(per_init, batch_budget)) + inits * 3 * d * r * 8
-    flop = 4.0 * n * T * d * r + 40.0 * n * T * T
-    seconds = steps * inits * flop / GEMM_RATE["float64"] + teacher_seconds(d, n, T)
+    mem, seconds = _gd_model(d, n, T, r, inits, steps, batch_budget)
     return _request(mem, int(runs) * seconds, 1, attempt)
+
+
+def gd_seconds(d: int, n: int, T: int, r: int, *, inits: int, steps: int) -> float:
+    """Expected CPU-seconds of one GD/AGD run."""
+    return _gd_model(d, n, T, r, inits, steps, 2e9)[1]
 
 
 def se(points: int, channel: str, *, attempt: int = 1) -> Resources:
@@ -139,3 +164,90 @@ def se(points: int, channel: str, *, attempt: int = 1) -> Resources:
 def light(*, attempt: int = 1) -> Resources:
     """Request of an aggregation or figure job."""
     return _request(200e6, 60.0, 1, attempt)
+
+
+#: Seconds of start-up per job (interpreter, imports, numba cache loading), measured.
+JOB_STARTUP_SECONDS = 2.0
+#: Seconds of one SE fixed point (``benchmarks/README.md``: a 128-point curve in about 0.4 s).
+SE_POINT_SECONDS = 0.004
+#: AMP iterations per run assumed by the cost estimate: the median of all attempts over fig1a's
+#: grid at d = 100 (``benchmarks/bench_amp_grid.py``) is 20-120, run budgets are 200-500.
+EXPECTED_AMP_ITERATIONS = 100
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """Estimated cost of a configuration from scratch, per experiment (figure).
+
+    ``jobs[name]`` and ``cpu_hours[name]`` per experiment, with ``by_stage[name]`` the CPU-hours
+    of its SE, AMP and GD stages (start-up included).
+    """
+
+    jobs: dict
+    cpu_hours: dict
+    by_stage: dict
+
+    def wall_hours(self, cores: int) -> float:
+        """Wall time at ``cores`` cores, if every job kept one core busy (a lower bound)."""
+        return sum(self.cpu_hours.values()) / max(1, int(cores))
+
+    def summary(self, cores: int | None = None) -> str:
+        """A few lines for the console: jobs and CPU-hours per figure, total, wall time."""
+        lines = ["aimlib: estimated cost from an empty cache (aimlib.resources.estimate)"]
+        for name in self.jobs:
+            stages = ", ".join(f"{k} {v:.2f}" for k, v in self.by_stage[name].items() if v)
+            lines.append(f"  {name:<8} {self.jobs[name]:>5} jobs  {self.cpu_hours[name]:9.2f} "
+                         f"CPU-h  ({stages})")
+        total = sum(self.cpu_hours.values())
+        lines.append(f"  {'total':<8} {sum(self.jobs.values()):>5} jobs  {total:9.2f} CPU-h")
+        if cores:
+            lines.append(f"  wall time at {cores} cores: about {self.wall_hours(cores):.2f} h "
+                         "(SE figures first: fig1b, fig2a, fig5 within minutes)")
+        return "\n".join(lines)
+
+
+def estimate(config: dict) -> CostEstimate:
+    """Expected cost of every job a configuration implies, from an empty cache.
+
+    SE: ``SE_POINT_SECONDS`` per fixed point (two starts); AMP: the per-run model of :func:`amp`
+    at ``EXPECTED_AMP_ITERATIONS`` iterations; GD: :func:`gd`'s model; each data job's runs, plus
+    ``JOB_STARTUP_SECONDS`` per job and one aggregate per group, per figure.
+    """
+    from . import config as cfg
+    from .model import sizes
+
+    exps = config["experiments"]
+    jobs = {name: 1 for name in exps}  # the figure job
+    sec = {name: {"SE": 0.0, "AMP": 0.0, "GD": 0.0, "start-up": JOB_STARTUP_SECONDS}
+           for name in exps}
+    for j in cfg.se_jobs(config):
+        n_pts = len(cfg.se_alphas(config, j["experiment"], j["rho"], j["T"], j["channel"]))
+        jobs[j["experiment"]] += 1
+        sec[j["experiment"]]["SE"] += 2 * n_pts * SE_POINT_SECONDS
+        sec[j["experiment"]]["start-up"] += JOB_STARTUP_SECONDS
+    for name, exp in exps.items():
+        extra = ("small_width" in exp) + (
+            len([s for s in cfg.STAGES if s in exp]) if "gap" in exp else 0)  # finite-size fits
+        jobs[name] += extra
+        sec[name]["start-up"] += extra * JOB_STARTUP_SECONDS
+        for stage in cfg.STAGES:
+            if stage not in exp:
+                continue
+            n_groups = len(cfg.stage_groups(config, name, stage)) * (2 if stage == "gd" else 1)
+            jobs[name] += n_groups
+            sec[name]["start-up"] += n_groups * JOB_STARTUP_SECONDS
+            for j in cfg.stage_jobs(config, name, stage):
+                r, n = sizes(j["alpha"], j["rho"], j["d"])
+                if stage == "amp":
+                    opts = cfg.amp_options(config, name, j["d"])
+                    one = amp_seconds(j["d"], n, j["T"], j["channel"], dtype=opts["dtype"],
+                                      iterations=min(EXPECTED_AMP_ITERATIONS, opts["max_iter"]))
+                else:
+                    opts = cfg.gd_options(config, name)
+                    one = gd_seconds(j["d"], n, j["T"], r, inits=opts["inits"],
+                                     steps=opts["steps"])
+                jobs[name] += 1
+                sec[name][stage.upper()] += len(j["seeds"]) * one
+                sec[name]["start-up"] += JOB_STARTUP_SECONDS
+    by_stage = {k: {s: v / 3600.0 for s, v in d.items()} for k, d in sec.items()}
+    return CostEstimate(jobs, {k: sum(v.values()) for k, v in by_stage.items()}, by_stage)

@@ -32,6 +32,7 @@ rule figure:
         version=code_version("figures"),
     log:
         "logs/figure/{fig}.log",
+    priority: 40
     threads: 1
     resources:
         mem_mb=request("light", "mem_mb"),

@@ -7,6 +7,7 @@ rule se_curve:
         version=code_version("gaussian", "prior", "channels", "state_evolution", "io"),
     log:
         "logs/se_curve/{experiment}/{channel}_T{T}_rho{rho}_{variant}.log",
+    priority: 50
     threads: request("se", "threads")
     resources:
         mem_mb=request("se", "mem_mb"),
