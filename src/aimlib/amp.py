@@ -25,7 +25,9 @@ early, and is recorded with why:
   the budget;
 - ``"max_iter"``: the iteration budget is spent;
 - ``"inconsistent"``: ``tol`` was met but the fixed point fails the Nishimori consistency check
-  ``(1/d)||S_hat||^2 = Q0 - V`` (a spurious fixed point).
+  ``(1/d)||S_hat||^2 = Q0 - V`` (a spurious fixed point); for a non-Bayes output function
+  (``onsager="general"``), which has no such identity, its norm exceeds
+  ``GENERAL_NORM_BOUND * Q0``.
 
 An attempt that failed for any reason but ``"stalled"`` is restarted from the start with another
 damping (0.5 if it was below, else undamped; then 0.75, 0.875; up to ``max_restarts`` times); a
@@ -183,7 +185,25 @@ def _stalled(steps: list[float], tol: float, remaining: int) -> bool:
     return math.log(tol / now) / rate > remaining
 
 
-def _attempt(data, ch, tokens, damping, tol, max_iter, progress) -> _Attempt:
+def _rie_divergence(R: np.ndarray, delta: float, rho: float) -> tuple[np.ndarray, float]:
+    """RIE of ``R`` and GAMP's variance ``(2 delta / d^2) div``, the denoiser's divergence at
+    ``R`` over the symmetric matrices: ``sum_k xi'(l_k) + sum_{k<l} (xi_k - xi_l)/(l_k - l_l)``."""
+    d = R.shape[0]
+    lam, U = np.linalg.eigh(0.5 * (R + R.T))
+    xi = prior.rie_eigenvalues(lam, delta, rho)
+    h = 1e-6 * max(1.0, float(np.max(np.abs(lam))))
+    dxi = (prior.rie_eigenvalues(lam + h, delta, rho)
+           - prior.rie_eigenvalues(lam - h, delta, rho)) / (2.0 * h)
+    dl = lam[:, None] - lam[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        quot = np.where(np.abs(dl) > 1e-12, (xi[:, None] - xi[None, :]) / dl,
+                        0.5 * (dxi[:, None] + dxi[None, :]))
+    div = float(dxi.sum()) + 0.5 * float(quot.sum() - np.trace(quot))
+    return (U * xi) @ U.T, 2.0 * delta * div / d**2
+
+
+def _attempt(data, ch, tokens, damping, tol, max_iter, progress,
+             general=False) -> _Attempt:
     d, T, n = data.d, data.T, data.n
     rho = data.rho
     alpha = n / d**2
@@ -196,6 +216,7 @@ def _attempt(data, ch, tokens, damping, tol, max_iter, progress) -> _Attempt:
     omega_all = np.zeros((n, T, T))
     V_prev = C
     hist = {"error": [], "q_hat": [], "step": [], "V": []}
+    negdiv = np.zeros(n) if general else None
     growing = 0
     # The iterate with the smallest step, reported if the attempt fails.
     S_calm, calm, q_calm = None, math.inf, math.nan
@@ -218,18 +239,26 @@ def _attempt(data, ch, tokens, damping, tol, max_iter, progress) -> _Attempt:
             omega_all[lo:hi] = omega
             gc = ch.g_out(y[lo:hi], omega, V)
             g[lo:hi] = gc
+            if general:
+                negdiv[lo:hi] = ch.neg_divergence(y[lo:hi], omega, V)
             G = gc * half
             trace_g += float(np.trace(G, axis1=1, axis2=2).sum())
             GX = np.einsum("mab,mbd->mad", G.astype(X.dtype, copy=False), X)
             B += X.reshape(-1, d).T @ GX.reshape(-1, d)  # sum_mu X_mu^T G_mu X_mu, one GEMM
         B[np.diag_indices(d)] -= trace_g
-        q_hat = ch.amp_q_hat(alpha, g, V)
+        # The precision of the effective observation: 2 alpha <sum w g^2> for a Bayes-optimal
+        # g_out (Nishimori), 2 alpha <sum w (-dg/domega)> for any other (GAMP's 1 / tau_r).
+        q_hat = (2.0 * alpha * float(np.mean(negdiv)) if general
+                 else ch.amp_q_hat(alpha, g, V))
         if not (math.isfinite(q_hat) and q_hat > 0 and np.all(np.isfinite(B))):
             return _Attempt(S_calm, hist, it, "nan", q_calm, damping)
         delta = 1.0 / q_hat
         R = S_hat + 2.0 * (0.5 * (B + B.T)) / (d**1.5 * q_hat)
-        S_new = prior.rie(R, delta, rho)
-        C = prior.mmse(delta, rho)
+        if general:
+            S_new, C = _rie_divergence(R, delta, rho)
+        else:
+            S_new = prior.rie(R, delta, rho)
+            C = prior.mmse(delta, rho)
         step = float(np.sum((S_new - S_hat) ** 2) / d)
         S_hat = S_new
         err = data.estimation_error(S_hat)
@@ -252,7 +281,8 @@ def _attempt(data, ch, tokens, damping, tol, max_iter, progress) -> _Attempt:
         if _stalled(hist["step"], tol, max_iter - it):
             reason = "stalled"
             break
-    if reason == "converged" and _inconsistent(S_hat, C, rho):
+    if reason == "converged" and (_implausible(S_hat, rho) if general
+                                  else _inconsistent(S_hat, C, rho)):
         reason = "inconsistent"
     return _Attempt(S_hat, hist, it, reason, q_hat, damping)
 
@@ -272,6 +302,17 @@ def _consistency_residual(S_hat: np.ndarray, q_hat: float, rho: float) -> float:
     Q0 = 1.0 + rho
     V = prior.mmse(1.0 / q_hat, rho)
     return abs(float(np.sum(S_hat * S_hat)) / d - (Q0 - V)) / Q0
+
+
+#: Without the Nishimori identity (``onsager="general"``) a fixed point is rejected only when the
+#: estimate's norm ``(1/d)||S_hat||^2`` exceeds this multiple of the prior's ``Q0``: the RIE
+#: shrinks towards the prior, so such a point is a degenerate one (seen at d = 40: errors 1e4).
+GENERAL_NORM_BOUND = 4.0
+
+
+def _implausible(S_hat: np.ndarray, rho: float) -> bool:
+    d = S_hat.shape[0]
+    return not float(np.sum(S_hat * S_hat)) / d <= GENERAL_NORM_BOUND * (1.0 + rho)
 
 
 def _inconsistent(S_hat: np.ndarray, V: float, rho: float) -> bool:
@@ -294,6 +335,7 @@ def run(
     max_iter: int = 500,
     *,
     variant: str = "exact",
+    onsager: str = "auto",
     max_restarts: int = 3,
     chunk: int = 4096,
     token_budget: float = 1.5e9,
@@ -314,6 +356,12 @@ def run(
         Iteration budget of the run, shared by all its attempts.
     variant : {"exact", "density"}
         Hardmax output function; ``"density"`` is the published error of SPEC section 7.
+    onsager : {"auto", "nishimori", "general"}
+        ``"nishimori"``: the Bayes-optimal AMP (precision ``2 alpha <sum w g^2>``,
+        ``V = mmse(1/q_hat)``).  ``"general"``: GAMP for an output function that is not the
+        Bayes-optimal one (precision ``2 alpha <sum w (-dg/domega)>``, ``V`` from the RIE's
+        divergence at the observed spectrum, no Nishimori check), whose large-d behaviour is
+        :mod:`aimlib.mismatched`.  ``"auto"``: general for ``variant="density"``.
     max_restarts : int
         Restarts with stronger damping after NaN, divergence or no convergence.
     chunk : int
@@ -335,6 +383,11 @@ def run(
         raise ValueError(f"max_iter must be >= 1, got max_iter={max_iter!r}")
     ch = make_channel(data.channel, T=data.T, beta=data.beta,
                       variant=variant if data.channel == "hardmax" else "exact")
+    if onsager not in ("auto", "nishimori", "general"):
+        raise ValueError(f"onsager must be 'auto', 'nishimori' or 'general', got {onsager!r}")
+    general = onsager == "general" or (onsager == "auto" and variant == "density")
+    if general and not hasattr(ch, "neg_divergence"):
+        raise ValueError(f"onsager='general' needs dg/domega, not available for {ch.name}")
     tokens = _Tokens(data, int(chunk), token_budget, dtype)
     damp = float(damping)
     budget = int(max_iter)
@@ -344,7 +397,7 @@ def run(
     spent = 0
     for attempt in range(max_restarts + 1):
         restarts = attempt
-        cur = _attempt(data, ch, tokens, damp, tol, budget - spent, progress)
+        cur = _attempt(data, ch, tokens, damp, tol, budget - spent, progress, general)
         spent += cur.iterations
         if cur.converged:
             best = cur

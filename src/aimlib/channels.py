@@ -63,6 +63,50 @@ def _hardmax_logs(k1, k2, c, density):
 
 
 @njit(cache=True)
+def _hardmax_slopes(k1, k2, c, density):
+    """``(log Z, D1, D2, dD1/dk1, dD1/dk2, dD2/dk1, dD2/dk2)`` with ``Z = Phi_2(k1, k2; c)``.
+
+    ``D_i`` is the hardmax output function in kappa units (``d log Z / d k_i`` for the exact
+    variant, ``phi_2 / Phi_2`` for the published density one); the slopes give the divergence
+    ``sum w dg/domega`` that a GAMP with a non-Bayes output function needs.
+    """
+    s = math.sqrt(1.0 - c * c)
+    lz = _log_bvn(k1, k2, c)
+    t1 = (k2 - c * k1) / s
+    t2 = (k1 - c * k2) / s
+    lp1 = _log_ndtr(t1)
+    lp2 = _log_ndtr(t2)
+    e1 = math.exp(-0.5 * k1 * k1 - 0.5 * _LOG_2PI + lp1 - lz)  # exact D1
+    e2 = math.exp(-0.5 * k2 * k2 - 0.5 * _LOG_2PI + lp2 - lz)
+    if density:
+        D = math.exp(-(k1 * k1 + k2 * k2 - 2.0 * c * k1 * k2) / (2.0 * s * s) - _LOG_2PI
+                     - math.log(s) - lz)
+        a1 = -(k1 - c * k2) / (s * s) - e1  # d log D / d k1
+        a2 = -(k2 - c * k1) / (s * s) - e2
+        return lz, D, D, D * a1, D * a2, D * a1, D * a2
+    r1 = math.exp(-0.5 * t1 * t1 - 0.5 * _LOG_2PI - lp1)  # phi(t1) / Phi(t1)
+    r2 = math.exp(-0.5 * t2 * t2 - 0.5 * _LOG_2PI - lp2)
+    return (lz, e1, e2, e1 * (-k1 - c / s * r1 - e1), e1 * (r1 / s - e2),
+            e2 * (r2 / s - e1), e2 * (-k2 - c / s * r2 - e2))
+
+
+@njit(cache=True)
+def _hardmax_div_kernel(y11, y22, w11, w12, w22, V, density):
+    """Per sample ``sum_{a<=b} w_ab (-d g_ab / d omega_ab)`` of the hardmax output function."""
+    n = w11.shape[0]
+    out = np.empty(n)
+    sd = math.sqrt(3.0 * V)
+    for m in range(n):
+        s1 = 1.0 if y11[m] > 0.5 else -1.0
+        s2 = 1.0 if y22[m] > 0.5 else -1.0
+        _, _, _, d11, d12, d21, d22 = _hardmax_slopes(s1 * (w11[m] - w12[m]) / sd,
+                                                      s2 * (w22[m] - w12[m]) / sd,
+                                                      s1 * s2 * _C, density)
+        out[m] = -(3.0 * (d11 + d22) + s1 * s2 * (d12 + d21)) / (3.0 * V)
+    return out
+
+
+@njit(cache=True)
 def _pattern_term(k1, k2, s2, density):
     """``Z * (2 D1^2 + (D1 + s2 D2)^2 + 2 D2^2)`` for the sign pattern ``(+1, s2)``."""
     c = s2 * _C
@@ -314,6 +358,15 @@ class Hardmax:
         g[:, 0, 1] = g12
         g[:, 1, 0] = g12
         return g
+
+    def neg_divergence(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
+        """``sum_{a<=b} w_ab (-d g_ab / d omega_ab)`` per sample (equal to ``sum w g^2`` on
+        average for the exact, Bayes-optimal variant: the Nishimori identity)."""
+        def col(a, i, j):
+            return np.ascontiguousarray(a[:, i, j], dtype=np.float64)
+
+        return _hardmax_div_kernel(col(y, 0, 0), col(y, 1, 1), col(omega, 0, 0),
+                                   col(omega, 0, 1), col(omega, 1, 1), float(V), self.density)
 
     def log_z_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
         """``log Z_out(y | omega, V) = log P(y | omega)`` on samples."""

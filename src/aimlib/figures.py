@@ -295,27 +295,43 @@ def fig4(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
 
 def fig6(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
          axes: Mapping | None = None, style: Mapping | None = None):
-    """The hardmax correction: SE and AMP with the exact and with the published density g_out."""
+    """The hardmax correction: SE with the exact g_out, SE as the paper computes it with the
+    density g_out (assuming the Nishimori identities), the state evolution of AMP actually run
+    with the density g_out (mismatched), and AMP with each g_out.
+
+    AMP markers are means over converged seeds; a point where no seed converged is drawn as an
+    open diamond at the mean (and spread) of its runs' reported iterates, labelled as such.
+    """
     s = _style(style)
     fig, ax = _new(s)
-    col = {"exact": "tab:blue", "density": "tab:red"}
+    col = {"exact": "tab:blue", "density": "tab:red", "mismatched": "darkred"}
+    ls = {"exact": "-", "density": "--", "mismatched": ":"}
     name = {"exact": r"exact $\partial_\kappa \Phi_2$", "density": r"published density $\phi_2$"}
-    for ds in sorted(curves, key=lambda c: c.attrs["variant"] != "exact"):
+    se_name = {"exact": f"SE, {name['exact']}", "density": f"SE, {name['density']} (paper)",
+               "mismatched": r"SE of AMP with $\phi_2$ (mismatched)"}
+    order = ("exact", "density", "mismatched")
+    for ds in sorted(curves, key=lambda c: order.index(c.attrs["variant"])):
         v = ds.attrs["variant"]
         ax.plot(ds["alpha"].values, ds["error"].values, color=col[v], lw=s["line_width"],
-                ls="-" if v == "exact" else "--", label=f"SE, {name[v]}")
+                ls=ls[v], label=se_name[v])
     for agg in sorted(amp, key=lambda c: c.attrs["variant"] != "exact"):
         v = agg.attrs["variant"]
         _amp_markers(ax, [agg], "alpha", s, color_of=lambda a, v=v: col[v],
                      marker="o" if v == "exact" else "s", filled=(v == "exact"),
                      label=rf"AMP ($d={agg.attrs['d']}$), {name[v]}")
+        none = agg["n_converged"].values == 0
+        if none.any():
+            ax.errorbar(agg["alpha"].values[none], agg["mean_all"].values[none],
+                        yerr=agg["std_all"].values[none], fmt="D", color=col[v],
+                        ms=0.8 * s["marker_size"], mfc="white", mew=0.8, elinewidth=0.6,
+                        capsize=1.0, ls="none", label=f"AMP, {name[v]}: not converged")
     _axes(ax, axes)
     _below_axis(ax, amp, "alpha", s, color_of=lambda a: col[a.attrs["variant"]])
     rho = float(curves[0].attrs["rho"]) if curves else float("nan")
     ax.set_xlabel(r"$\alpha = n/d^2$")
     ax.set_ylabel("estimation error")
     ax.set_title(rf"hardmax, $T=2$, $\rho={_fmt_rho(rho)}$: exact vs published $g_{{out}}$")
-    ax.legend(loc="lower left", frameon=False, fontsize=s["font_size"] - 1)
+    ax.legend(loc="lower left", frameon=False, fontsize=s["font_size"] - 2)
     return fig
 
 

@@ -18,7 +18,7 @@ wildcard_constraints:
     experiment=r"[A-Za-z0-9_]+",
     fig="|".join(FIGURES),
     channel="softmax|hardmax",
-    variant="exact|density",
+    variant="exact|density|mismatched",
     T=r"[0-9]+",
     d=r"[0-9]+",
     rho=FLOAT,

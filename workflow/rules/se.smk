@@ -4,7 +4,7 @@ rule se_curve:
         SE_PATH,
     params:
         se=se_params,
-        version=code_version("gaussian", "prior", "channels", "state_evolution", "io"),
+        version=code_version("gaussian", "prior", "channels", "state_evolution", "mismatched", "io"),
     log:
         "logs/se_curve/{experiment}/{channel}_T{T}_rho{rho}_{variant}.log",
     priority: 50
