@@ -194,3 +194,27 @@ def test_interrupt_leaves_no_corrupt_cache(root, tmp_path):
     res = _snakemake(wd, target, "--cores", "2", "--configfile", slow)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert xr.load_dataset(interrupted)["iterations"].item() > 0
+
+
+@pytest.mark.parametrize("victim", ["data/se/fig1a/hardmax_T2_rho0.5_exact.nc",
+                                    "data/amp/fig1a/hardmax_exact/"
+                                    "T2_beta1.0_rho0.5_d20_alpha1.0.nc"])
+def test_truncated_cache_is_named_then_remade(done, tmp_path, victim):
+    """`truncate -s 100` on a cache: the next run fails with one line naming the file and the
+    fix (no traceback) and moves it aside; the fix remakes it and what uses it."""
+    wd = tmp_path / "wd"
+    shutil.copytree(done, wd, symlinks=True)
+    path = wd / victim
+    with open(path, "r+b") as fh:
+        fh.truncate(100)
+    res = _snakemake(wd, "--cores", "2", "--configfile", MINI)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert f"aimlib: corrupt cache {victim}: it does not open" in out, out[-3000:]
+    assert "Traceback" not in out
+    assert not path.exists() and path.with_name(path.name + ".corrupt").exists()
+    assert f"add `--forcerun {victim}` to your command" in out
+    res = _snakemake(wd, "--cores", "2", "--forcerun", victim, "--configfile", MINI)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert xr.load_dataset(path).attrs["code_version"]
+    assert planned(wd) == []

@@ -123,3 +123,26 @@ def test_generate_rejects_bad_input(kw, match):
     args.update(kw)
     with pytest.raises(ValueError, match=match):
         model.generate(**args)
+
+
+def test_corrupt_cache_is_named_and_moved_aside(tmp_path):
+    """A truncated cache raises one CacheError naming the file and is renamed, so that the
+    workflow remakes it; a cache without provenance is refused the same way."""
+    import xarray as xr
+
+    from aimlib.io import CORRUPT_SUFFIX, CacheError, read_cache, write_netcdf
+
+    good = tmp_path / "good.nc"
+    write_netcdf(xr.Dataset({"x": ("a", np.arange(3.0))}), good, config={"k": 1}, version="v")
+    assert float(read_cache(good)["x"].sum()) == 3.0
+    bad = tmp_path / "bad.nc"
+    bad.write_bytes(good.read_bytes()[:100])
+    with pytest.raises(CacheError, match=r"corrupt cache .*bad\.nc: it does not open") as e:
+        read_cache(bad)
+    assert "\n" not in str(e.value)
+    assert not bad.exists() and (tmp_path / ("bad.nc" + CORRUPT_SUFFIX)).exists()
+    bare = tmp_path / "bare.nc"
+    xr.Dataset({"x": ("a", np.arange(3.0))}).to_netcdf(bare)
+    with pytest.raises(CacheError, match="provenance"):
+        read_cache(bare, quarantine=False)
+    assert bare.exists()

@@ -38,3 +38,24 @@ def test_ruff_clean(root):
     res = subprocess.run([ruff, "check", "src", "tests", "benchmarks", "workflow/scripts"],
                          cwd=root, capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_license_and_citation_files(root):
+    """LICENSE carries the licence pyproject names; CITATION.cff is valid YAML citing the paper."""
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    assert project["license"]["text"] == "MIT"
+    assert (root / "LICENSE").read_text().startswith("MIT License")
+    cff = yaml.safe_load((root / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0" and cff["license"] == "MIT"
+    assert cff["version"] == project["version"]
+    paper = cff["references"][0]
+    assert paper["title"] == "Bayes optimal learning of attention-indexed models"
+    assert [a["family-names"] for a in paper["authors"]] == [
+        "Boncoraglio", "Troiani", "Erba", "Zdeborová"]
+
+
+def test_job_logs_have_no_empty_shell_command_lines(root):
+    """Every rule is a script rule: printshellcmds would print `Shell command: None`."""
+    for prof in ("default", "slurm"):
+        conf = yaml.safe_load((root / "profiles" / prof / "config.yaml").read_text())
+        assert "printshellcmds" not in conf

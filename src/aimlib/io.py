@@ -14,8 +14,8 @@ import xarray as xr
 from . import __version__
 from .model import TeacherData
 
-__all__ = ["code_version", "write_netcdf", "read_netcdf", "teacher_to_dataset",
-           "teacher_from_dataset", "save_teacher", "load_teacher"]
+__all__ = ["CacheError", "read_cache", "code_version", "write_netcdf", "read_netcdf",
+           "teacher_to_dataset", "teacher_from_dataset", "save_teacher", "load_teacher"]
 
 _PKG = Path(__file__).resolve().parent
 
@@ -79,6 +79,43 @@ def read_netcdf(path: str | os.PathLike) -> xr.Dataset:
     """Read a cache file fully into memory (the file is closed on return)."""
     with xr.open_dataset(path, engine="netcdf4") as ds:
         return ds.load()
+
+
+class CacheError(RuntimeError):
+    """A cache file that cannot be used; the message names it and says what to do."""
+
+
+#: Suffix a corrupt cache is renamed with, so that the workflow remakes it on the next run.
+CORRUPT_SUFFIX = ".corrupt"
+
+
+def read_cache(path: str | os.PathLike, *, quarantine: bool = True) -> xr.Dataset:
+    """Read a workflow cache, checking that it opens and carries its provenance.
+
+    A file that does not open (truncated, not netCDF) or lacks the ``config`` and
+    ``code_version`` attributes every workflow cache is written with raises :class:`CacheError`
+    with one line naming it; with ``quarantine`` (the default) it is first renamed to
+    ``<path>.corrupt`` and the message says how to remake it and everything downstream
+    (Snakemake's ``--forcerun <path>``: a missing intermediate file alone is not remade while the
+    figures that use it are present).
+    """
+    path = Path(path)
+    try:
+        ds = read_netcdf(path)
+        problem = None if {"config", "code_version"} <= set(ds.attrs) else \
+            "it lacks the provenance attributes (config, code_version)"
+    except Exception as e:  # netCDF4/HDF5 raise OSError, KeyError, ValueError, RuntimeError
+        ds, problem = None, f"it does not open ({type(e).__name__}: {str(e).splitlines()[0]})"
+    if problem is None:
+        return ds
+    if quarantine and path.exists():
+        moved = path.with_name(path.name + CORRUPT_SUFFIX)
+        os.replace(path, moved)
+        raise CacheError(f"corrupt cache {path}: {problem}; moved aside to {moved.name}; remake "
+                         f"it and what uses it: add `--forcerun {path}` to your command (before "
+                         "--configfile)")
+    raise CacheError(f"corrupt cache {path}: {problem}; remake it and what uses it with "
+                     f"`--forcerun {path}`")
 
 
 def teacher_to_dataset(data: TeacherData) -> xr.Dataset:

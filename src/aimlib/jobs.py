@@ -13,6 +13,8 @@ import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
+from .io import CacheError
+
 __all__ = ["job_log", "resolved_config", "warm_numba_cache", "progress_bar"]
 
 
@@ -75,6 +77,10 @@ def _job_log(path: str | None, name: str) -> Iterator[logging.Logger]:
         try:
             yield log
             log.info("done in %.2f s", time.perf_counter() - t0)
+        except CacheError as e:  # one line, no traceback: the message says what to do
+            log.error("%s", e)
+            print(f"aimlib: {e}", file=old_err)
+            raise SystemExit(1) from None
         except BaseException:
             fh.write(traceback.format_exc())
             raise

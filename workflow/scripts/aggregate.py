@@ -1,7 +1,7 @@
 """Snakemake job: aggregate runs over seeds (mean, std, number converged per alpha)."""
 
 from aimlib.aggregate import aggregate_runs
-from aimlib.io import read_netcdf, write_netcdf
+from aimlib.io import read_cache, write_netcdf
 from aimlib.jobs import job_log, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
@@ -9,7 +9,7 @@ sm = snakemake  # noqa: F821  (injected by Snakemake)
 with job_log(sm.log[0], threads=sm.threads) as log:
     kind = sm.wildcards.get("kind", "amp")
     value = {"amp": "error", "gd": "error_gd", "agd": "error_agd"}[kind]
-    runs = [read_netcdf(p) for p in sm.input]
+    runs = [read_cache(p) for p in sm.input]
     agg = aggregate_runs(runs, value=value)
     agg.attrs["kind"] = kind
     log.info("%s: %d runs on %d alphas; converged %d", kind, len(runs), agg.sizes["alpha"],

@@ -1,14 +1,14 @@
 """Snakemake job: gaps to SE against d, their power-law fit and the d -> infinity extrapolation."""
 
 from aimlib.finite_size import gap_dataset
-from aimlib.io import read_netcdf, write_netcdf
+from aimlib.io import read_cache, write_netcdf
 from aimlib.jobs import job_log, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
 with job_log(sm.log[0], threads=sm.threads) as log:
-    curves = [read_netcdf(p) for p in sm.input.se]
-    aggs = [read_netcdf(p) for p in sm.input.agg]
+    curves = [read_cache(p) for p in sm.input.se]
+    aggs = [read_cache(p) for p in sm.input.agg]
     ds = gap_dataset(curves, aggs, sm.params.gap, kind=sm.wildcards.method)
     for i in range(ds.sizes["point"]):
         p = ds.isel(point=i)
