@@ -267,3 +267,10 @@ def test_stop_reasons_round_trip_through_the_dataset(reason):
     ds = res.to_dataset()
     assert amp.STOP_REASONS[int(ds["stop_reason"])] == reason
     assert ds.sizes["iteration"] == res.iterations
+
+
+@pytest.mark.parametrize("d,alpha,match", [(2, 0.5, "d=2 is too small"),
+                                          (30, 0.001, "too few samples")])
+def test_sizes_too_small_for_amp_are_rejected(d, alpha, match):
+    with pytest.raises(ValueError, match=match):
+        amp.run_point("hardmax", alpha, 0.5, 2, d, 0)

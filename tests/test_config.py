@@ -159,3 +159,12 @@ def test_finite_size_preset_valid(schema, root):
     paper = yaml.safe_load((root / "config" / "config.yaml").read_text())
     assert small["experiments"]["fig3"]["gap"] == paper["experiments"]["fig3"]["gap"]
     assert max(small["experiments"]["fig3"]["amp"]["d"]) == 500
+
+
+def test_empty_experiments_and_tiny_amp_d_are_config_errors():
+    with pytest.raises(cfg.ConfigError, match="experiments: empty"):
+        cfg.check({"experiments": {}})
+    conf = {"experiments": {"e": {"channel": "softmax", "T": 4, "rho": 0.5,
+                                  "amp": {"d": 12, "seeds": 1, "alpha": {"values": [0.1]}}}}}
+    with pytest.raises(cfg.ConfigError, match=r"experiments\.e\.amp\.d\[0\]: d=12 is too small"):
+        cfg.check(conf)

@@ -381,6 +381,14 @@ def run(
         raise ValueError(f"tol must be > 0, got tol={tol!r}")
     if int(max_iter) < 1:
         raise ValueError(f"max_iter must be >= 1, got max_iter={max_iter!r}")
+    from .config import MIN_D_PER_T
+
+    if data.d < MIN_D_PER_T * data.T:
+        raise ValueError(f"d={data.d} is too small for AMP at T={data.T}: it needs "
+                         f"d >= {MIN_D_PER_T} T")
+    if data.n * data.T < data.d:
+        raise ValueError(f"n T = {data.n * data.T} < d = {data.d}: too few samples for AMP "
+                         "(alpha must be at least 1 / (T d))")
     ch = make_channel(data.channel, T=data.T, beta=data.beta,
                       variant=variant if data.channel == "hardmax" else "exact")
     if onsager not in ("auto", "nishimori", "general"):

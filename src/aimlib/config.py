@@ -39,6 +39,11 @@ __all__ = [
 STAGES = ("amp", "gd")
 
 
+#: AMP's smallest ``d`` per token (its RIE and Onsager terms are large-d approximations; at d = 2
+#: it reports nonsense as converged).
+MIN_D_PER_T = 5
+
+
 class ConfigError(ValueError):
     """A configuration value is impossible; the message names the key."""
 
@@ -126,6 +131,9 @@ def _check_T(Ts, chans, key: str) -> None:
 
 def check(config: dict) -> None:
     """Semantic checks that the JSON schema cannot express; raise :class:`ConfigError`."""
+    if not config.get("experiments"):
+        raise ConfigError("experiments: empty; a config needs at least one experiment (see "
+                          "config/quick.yaml)")
     for name, exp in config["experiments"].items():
         base = f"experiments.{name}"
         chans = channels(exp)
@@ -154,6 +162,13 @@ def check(config: dict) -> None:
                 for i, b in enumerate(as_list(block.get("beta", exp.get("beta", 1.0)))):
                     _positive(b, f"{base}.{stage}.beta[{i}]")
                 seeds, ds = block["seeds"], as_list(block["d"])
+                if stage == "amp":
+                    for i, d in enumerate(ds):
+                        for T in as_list(block.get("T", exp["T"])):
+                            if int(d) < MIN_D_PER_T * int(T):
+                                raise ConfigError(
+                                    f"{base}.amp.d[{i}]: d={d} is too small for T={T} (AMP "
+                                    f"needs d >= {MIN_D_PER_T} T)")
                 if isinstance(seeds, list) and len(seeds) != len(ds):
                     raise ConfigError(f"{base}.{stage}.seeds: a list of seeds needs one entry per "
                                       f"d ({len(ds)}), got {len(seeds)}")
