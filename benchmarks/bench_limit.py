@@ -16,24 +16,16 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
-import time
 
 import numpy as np
-from _util import machine, write_section
+from _util import machine, median_time, write_section
 from threadpoolctl import threadpool_limits
 
 from aimlib import amp, gd, model
 
 
 def _median(fn, repeat=5):
-    fn()
-    ts = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
+    return median_time(fn, repeat=repeat)[0]
 
 
 def amp_case(channel, alpha, T, d):
