@@ -1,9 +1,9 @@
 """State evolution of AMP run with an output function that is not the Bayes-optimal one.
 
 AMP with the published hardmax output function (the bivariate normal *density* where the
-derivative of its CDF belongs, ``variant="density"``, ``docs``: README "A correction") on data from
-the true model is a GAMP with a mismatched ``g_out``.  Its state evolution cannot assume the
-Nishimori identities, so it tracks the overlaps separately (SPEC section 8, "Mismatched AMP"):
+derivative of its CDF belongs, ``variant="density"``; README, "A correction") on data from the
+true model is a GAMP with a mismatched ``g_out``.  Its state evolution cannot assume the
+Nishimori identities, so it tracks the overlaps separately:
 
 * ``m = (1/d) Tr(S_hat S*)`` and ``Q = (1/d) ||S_hat||^2`` (the error is ``Q0 - 2 m + Q``), and the
   variance ``V`` the algorithm uses in its Onsager term and output function;
