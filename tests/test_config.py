@@ -87,9 +87,9 @@ def test_alpha_bar_grids():
     assert cfg.se_alphas(conf, "h", 0.2, 2) == [0.2]
 
 
-def test_teacher_keys_paper_preset(root):
+def test_stage_points_paper_preset(root):
     conf = yaml.safe_load((root / "config" / "config.yaml").read_text())
-    keys = cfg.teacher_keys(conf)
+    keys = cfg.stage_points(conf, "fig3", "amp")
     assert len(keys) == len(set(keys))
     fig1a = cfg.stage_points(conf, "fig1a", "amp")
     assert len(fig1a) == 5 * 32 * 16

@@ -13,7 +13,6 @@ Grids are written ``{geomspace: [start, stop, num]}``, ``{linspace: [start, stop
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +29,6 @@ __all__ = [
     "se_alphas",
     "se_jobs",
     "channels",
-    "teacher_keys",
     "stage_jobs",
     "STAGES",
 ]
@@ -233,7 +231,7 @@ def se_jobs(config: dict) -> list[dict]:
 
 @dataclass(frozen=True, order=True)
 class TeacherKey:
-    """Parameters of one teacher-data file."""
+    """Parameters of one run's teacher data (a data job covers every seed of its point)."""
 
     channel: str
     T: int
@@ -242,10 +240,6 @@ class TeacherKey:
     d: int
     alpha: float
     seed: int
-
-    def wildcards(self) -> dict:
-        return dict(channel=self.channel, T=self.T, beta=ffmt(self.beta), rho=ffmt(self.rho),
-                    d=self.d, alpha=ffmt(self.alpha), seed=self.seed)
 
 
 def stage_points(config: dict, experiment: str, stage: str) -> list[TeacherKey]:
@@ -269,16 +263,6 @@ def stage_points(config: dict, experiment: str, stage: str) -> list[TeacherKey]:
                                 out.append(TeacherKey(channel, int(T), fnum(beta), fnum(rho),
                                                       int(d), alpha, seed))
     return out
-
-
-def teacher_keys(config: dict, stages: Iterable[str] = STAGES) -> list[TeacherKey]:
-    """Every teacher-data file the configured data stages need (deduplicated, sorted)."""
-    keys = set()
-    for name, exp in config["experiments"].items():
-        for stage in stages:
-            if stage in exp:
-                keys.update(stage_points(config, name, stage))
-    return sorted(keys)
 
 
 #: Defaults of the AMP options of an experiment's ``amp`` block.
