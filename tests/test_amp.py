@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import multivariate_normal
 
-from aimlib import amp, model, prior
+from aimlib import amp, mismatched, model, prior
 from aimlib import state_evolution as se
 from aimlib.channels import Hardmax, Softmax
 
@@ -127,13 +127,21 @@ def test_amp_perfect_recovery_softmax():
 
 
 def test_hardmax_correction_amp():
-    """SPEC 4 and 7: exact g_out gives about 0.24, the published density g_out about 0.49."""
-    exact = [amp.run_point("hardmax", 0.4583, 0.5, 2, 100, s).error for s in range(2)]
-    dens = [amp.run_point("hardmax", 0.4583, 0.5, 2, 100, s, variant="density").error
-            for s in range(2)]
-    assert 0.22 < np.mean(exact) < 0.27
-    assert np.mean(dens) > 0.42
-    assert np.mean(exact) < se.solve("hardmax", 0.4583, 0.5, variant="density").error
+    """AMP with the exact g_out reaches the exact SE (0.237 at alpha = 0.4583, rho = 0.5): the mean
+    of two seeds at d = 100 within 0.01, four standard deviations of a two-seed mean (the seed
+    spread measured over four seeds is 0.0032), far below the published density curve (0.49).
+    With the density g_out AMP follows its own, mismatched, state evolution: a converged run at
+    d = 200, alpha = 0.1 is within 0.03 of it (seed spread there about 0.02); the early-iteration
+    comparison at alpha = 0.45, where the curves differ, is in tests/test_mismatched.py."""
+    alpha = 0.4583
+    exact = [amp.run_point("hardmax", alpha, 0.5, 2, 100, s) for s in range(2)]
+    assert all(r.converged for r in exact)
+    assert np.mean([r.error for r in exact]) == pytest.approx(
+        se.solve("hardmax", alpha, 0.5).error, abs=0.01)
+    assert se.solve("hardmax", alpha, 0.5, variant="density").error > 0.45
+    res = amp.run_point("hardmax", 0.1, 0.5, 2, 200, 1, variant="density")
+    assert res.converged
+    assert res.error == pytest.approx(mismatched.solve(0.1, 0.5).error, abs=0.03)
 
 
 # ------------------------------------------------------------------------------ robustness
@@ -200,6 +208,13 @@ def test_consistency_check_and_damping_schedule():
     S = model.teacher(d, 20, np.random.default_rng(0))[1]
     assert not amp._inconsistent(S, 0.0, rho)  # the teacher itself: norm Q0, V = 0
     assert amp._inconsistent(3.0 * S, 0.0, rho)
+    # the tolerance is 4 measured standard deviations of the residual at rank min(r, d)
+    assert amp.consistency_tolerance(100, 0.1) == pytest.approx(4 * 0.21 / np.sqrt(10))
+    assert amp.consistency_tolerance(100, 2.0) == pytest.approx(4 * 0.21 / 10)
+    Q0, tol, norm = 1.0 + rho, amp.consistency_tolerance(d, rho), np.sum(S * S) / d
+    for f, rejected in ((0.9, False), (1.1, True), (-0.9, False), (-1.1, True)):
+        scale = np.sqrt((Q0 + f * tol * Q0) / norm)
+        assert amp._inconsistent(scale * S, 0.0, rho) is rejected
     assert [amp._next_damping(0.5, k) for k in (1, 2, 3)] == [0.0, 0.75, 0.875]
     assert amp._next_damping(0.0, 1) == 0.5
 
