@@ -330,10 +330,10 @@ def stage_jobs(config: dict, experiment: str, stage: str) -> list[dict]:
 
 
 #: Defaults of the GD options of an experiment's ``gd`` block (SPEC 5).
-GD_DEFAULTS = {"inits": 32, "steps": 1000, "lr": 0.1}
+GD_DEFAULTS = {"inits": 32, "steps": 1000, "lr": 0.1, "dtype": "float32"}
 
 
 def gd_options(config: dict, experiment: str) -> dict:
-    """GD options (inits, steps, lr) of an experiment, with defaults filled in."""
+    """GD options (inits, steps, lr, dtype) of an experiment, with defaults filled in."""
     block = config["experiments"][experiment]["gd"]
     return {k: block.get(k, v) for k, v in GD_DEFAULTS.items()}

@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from .gd import memory_per_init
+
 __all__ = [
     "Resources",
     "MAX_MEM_MB",
@@ -131,15 +133,16 @@ def teacher_seconds(d: int, n: int, T: int) -> float:
     return NORMAL_SECONDS * n * T * d + 2.0 * n * T * d * d / GEMM_RATE["float64"]
 
 
-def _gd_model(d: int, n: int, T: int, r: int, inits: int, steps: int, batch_budget: float):
-    per_init = 8 * n * T * (2 * r + 3 * T) * 2
+def _gd_model(d: int, n: int, T: int, r: int, inits: int, steps: int, batch_budget: float,
+              dtype: str = "float32"):
+    per_init = memory_per_init(n, T, r, dtype)
     mem = n * T * d * 8 + min(inits * per_init, max(per_init, batch_budget)) + inits * 3 * d * r * 8
     flop = 4.0 * n * T * d * r + 40.0 * n * T * T
-    seconds = steps * inits * flop / GEMM_RATE["float64"] + teacher_seconds(d, n, T)
+    seconds = steps * inits * flop / GEMM_RATE[dtype] + teacher_seconds(d, n, T)
     return mem, seconds
 
 
-def gd(d: int, n: int, T: int, r: int, *, inits: int, steps: int,
+def gd(d: int, n: int, T: int, r: int, *, inits: int, steps: int, dtype: str = "float32",
        batch_budget: float = 2e9, runs: int = 1, attempt: int = 1) -> Resources:
     """Request of ``runs`` GD/AGD runs in series (:func:`aimlib.gd.run`), ``inits`` each.
 
@@ -147,13 +150,14 @@ def gd(d: int, n: int, T: int, r: int, *, inits: int, steps: int,
     ``batch_budget`` as in :func:`aimlib.gd.run`.  Time: per step and initialisation the forward
     ``X W`` and backward ``X^T (G Z)`` products, ``4 n T d r`` flop, and the softmax pass.
     """
-    mem, seconds = _gd_model(d, n, T, r, inits, steps, batch_budget)
+    mem, seconds = _gd_model(d, n, T, r, inits, steps, batch_budget, dtype)
     return _request(mem, int(runs) * seconds, 1, attempt)
 
 
-def gd_seconds(d: int, n: int, T: int, r: int, *, inits: int, steps: int) -> float:
+def gd_seconds(d: int, n: int, T: int, r: int, *, inits: int, steps: int,
+               dtype: str = "float32") -> float:
     """Expected CPU-seconds of one GD/AGD run."""
-    return _gd_model(d, n, T, r, inits, steps, 2e9)[1]
+    return _gd_model(d, n, T, r, inits, steps, 2e9, dtype)[1]
 
 
 def se(points: int, channel: str, *, attempt: int = 1) -> Resources:
@@ -245,7 +249,7 @@ def estimate(config: dict) -> CostEstimate:
                 else:
                     opts = cfg.gd_options(config, name)
                     one = gd_seconds(j["d"], n, j["T"], r, inits=opts["inits"],
-                                     steps=opts["steps"])
+                                     steps=opts["steps"], dtype=opts["dtype"])
                 jobs[name] += 1
                 sec[name][stage.upper()] += len(j["seeds"]) * one
                 sec[name]["start-up"] += JOB_STARTUP_SECONDS

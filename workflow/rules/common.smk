@@ -209,7 +209,7 @@ def _amp_request(wildcards, attempt):
 def _gd_request(wildcards, attempt):
     d, n, T, r = _dnT(wildcards)
     opts = cfg.gd_options(config, wildcards.experiment)
-    return res.gd(d, n, T, r, inits=opts["inits"], steps=opts["steps"],
+    return res.gd(d, n, T, r, inits=opts["inits"], steps=opts["steps"], dtype=opts["dtype"],
                   runs=len(_find_group(wildcards, "gd")["seeds"]), attempt=attempt)
 
 
