@@ -289,3 +289,12 @@ def test_stop_reasons_round_trip_through_the_dataset(reason):
 def test_sizes_too_small_for_amp_are_rejected(d, alpha, match):
     with pytest.raises(ValueError, match=match):
         amp.run_point("hardmax", alpha, 0.5, 2, d, 0)
+
+
+def test_progress_bar_and_bad_progress(capsys):
+    """progress=True draws a tqdm bar on stderr counting iterations against the budget."""
+    res = amp.run_point("hardmax", 0.3, 0.5, 2, 30, 0, max_iter=40, progress=True)
+    err = capsys.readouterr().err
+    assert "AMP hardmax d=30" in err and f"{res.total_iterations}/40" in err
+    with pytest.raises(TypeError, match="progress"):
+        amp.run_point("hardmax", 0.3, 0.5, 2, 30, 0, progress="yes")

@@ -125,3 +125,11 @@ def test_bad_precision_rejected():
     data = model.generate("softmax", 0.2, 0.5, 2, 16, 0)
     with pytest.raises(ValueError, match="dtype"):
         gd.run(data, steps=1, dtype="float16")
+
+
+def test_progress_bar(capsys):
+    """progress=True draws a tqdm bar over all steps of all initialisation batches."""
+    data = model.generate("softmax", 0.2, 0.5, 2, 16, 0)
+    gd.run(data, inits=3, steps=20, batch=2, progress=True)
+    err = capsys.readouterr().err
+    assert "Adam d=16 K=3" in err and "40/40" in err

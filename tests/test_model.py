@@ -146,3 +146,20 @@ def test_corrupt_cache_is_named_and_moved_aside(tmp_path):
     with pytest.raises(CacheError, match="provenance"):
         read_cache(bare, quarantine=False)
     assert bare.exists()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_token_kernels_match_einsum(dtype):
+    """The numba kernels behind attention_indices and AMP's G_mu X_mu against numpy's einsum."""
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((37, 3, 11)).astype(dtype)
+    S = rng.standard_normal((11, 11))
+    S = (S + S.T).astype(dtype)
+    G = rng.standard_normal((37, 3, 3)).astype(dtype)
+    XS = np.einsum("mad,de->mae", X, S)
+    ref = (np.einsum("mad,mbd->mab", XS, X) - np.eye(3) * np.trace(S)) / np.sqrt(11)
+    rtol = 1e-12 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(model.attention_indices(X, S), ref, rtol=rtol, atol=rtol)
+    out = np.empty_like(X)
+    model.mix_tokens(G, X, out)
+    np.testing.assert_allclose(out, np.einsum("mab,mbd->mad", G, X), rtol=rtol, atol=rtol)

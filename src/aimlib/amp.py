@@ -50,7 +50,8 @@ import xarray as xr
 
 from . import prior
 from .channels import make_channel, pair_weights
-from .model import TeacherData, attention_indices, generate
+from .model import TeacherData, attention_indices, generate, mix_tokens
+from .progress import open_bar
 
 __all__ = ["AMPResult", "run", "run_point"]
 
@@ -243,7 +244,8 @@ def _attempt(data, ch, tokens, damping, tol, max_iter, progress,
                 negdiv[lo:hi] = ch.neg_divergence(y[lo:hi], omega, V)
             G = gc * half
             trace_g += float(np.trace(G, axis1=1, axis2=2).sum())
-            GX = np.einsum("mab,mbd->mad", G.astype(X.dtype, copy=False), X)
+            GX = np.empty_like(X)
+            mix_tokens(G.astype(X.dtype, copy=False), X, GX)  # G_mu X_mu
             B += X.reshape(-1, d).T @ GX.reshape(-1, d)  # sum_mu X_mu^T G_mu X_mu, one GEMM
         B[np.diag_indices(d)] -= trace_g
         # The precision of the effective observation: 2 alpha <sum w g^2> for a Bayes-optimal
@@ -381,8 +383,10 @@ def run(
     dtype : numpy dtype
         Precision of the tokens and of the products ``X S`` and ``X^T G X`` (float32 halves the
         memory; everything else stays float64).
-    progress : callable, optional
-        Called as ``progress(iteration, error, step, q_hat)``.
+    progress : bool or callable, optional
+        ``True``: a progress bar on stderr (tqdm: iterations against the budget ``max_iter``,
+        rate, and the time the budget would take; a converging run stops earlier).  A callable
+        is called as ``progress(iteration, error, step, q_hat)`` after every iteration.
     """
     if not 0.0 <= damping < 1.0:
         raise ValueError(f"damping must be in [0, 1), got damping={damping!r}")
@@ -408,6 +412,24 @@ def run(
     tokens = _Tokens(data, int(chunk), token_budget, dtype)
     damp = float(damping)
     budget = int(max_iter)
+    bar = open_bar(progress, budget, f"AMP {data.channel} d={data.d} alpha={data.alpha:.4g}",
+                   "it")
+    if bar is not None:
+
+        def progress(it, err, step, q_hat):
+            bar.update(1)
+            bar.set_postfix(error=f"{err:.4g}", step=f"{step:.2g}", refresh=False)
+
+    try:
+        return _run(data, ch, tokens, damp, float(damping), tol, budget, max_restarts, progress,
+                    general)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _run(data, ch, tokens, damp, damping, tol, budget, max_restarts, progress, general
+         ) -> AMPResult:
     best: _Attempt | None = None  # the attempt to report
     best_resid = math.inf
     restarts = 0

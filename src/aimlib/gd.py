@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from .model import TeacherData, estimation_error, generate
+from .progress import open_bar
 
 __all__ = ["GDResult", "loss_and_grad", "run", "run_point"]
 
@@ -211,8 +212,10 @@ def run(
         Precision of the tokens and of the two matrix products per step (about twice as fast in
         float32; the errors agree with float64 to about 1e-7, ``tests/test_gd.py``); parameters,
         Adam moments, indices, softmax and loss stay float64.
-    progress : callable, optional
-        Called as ``progress(step, mean_loss)`` every 50 steps.
+    progress : bool or callable, optional
+        ``True``: a progress bar on stderr (tqdm: Adam steps over all initialisation batches,
+        rate and time remaining).  A callable is called as ``progress(step, mean_loss)`` at the
+        first and every 50th step of each batch.
     """
     if data.channel != "softmax":
         raise ValueError(f"GD is defined for the softmax channel, got channel={data.channel!r}")
@@ -237,27 +240,43 @@ def run(
     losses = np.empty((int(steps), K))
     S_sum = np.zeros((d, d))
     errors = np.empty(K)
-    for lo in range(0, K, batch):
-        hi = min(K, lo + batch)
-        W = W0[lo:hi].copy()
-        m = np.zeros_like(W)
-        v = np.zeros_like(W)
-        for t in range(1, int(steps) + 1):
-            loss, g = loss_and_grad(W, X, y, data.beta, work=work)
-            losses[t - 1, lo:hi] = loss
-            m = BETA1 * m + (1.0 - BETA1) * g
-            v = BETA2 * v + (1.0 - BETA2) * g * g
-            mhat = m / (1.0 - BETA1**t)
-            vhat = v / (1.0 - BETA2**t)
-            W -= lr * mhat / (np.sqrt(vhat) + EPS)
-            if progress is not None and (t % 50 == 0 or t == 1):
-                progress(t, float(loss.mean()))
-        for k in range(hi - lo):
-            S = _s_of_w(W[k])
-            errors[lo + k] = estimation_error(S, data.S)
-            S_sum += S
+    bar = open_bar(progress, int(steps) * -(-K // batch),
+                   f"Adam d={d} K={K} alpha={data.alpha:.4g}", "step")
+    try:
+        for lo in range(0, K, batch):
+            hi = min(K, lo + batch)
+            W = _adam(W0[lo:hi].copy(), X, y, data.beta, lr, int(steps), work,
+                      losses[:, lo:hi], progress if bar is None else None, bar)
+            for k in range(hi - lo):
+                S = _s_of_w(W[k])
+                errors[lo + k] = estimation_error(S, data.S)
+                S_sum += S
+    finally:
+        if bar is not None:
+            bar.close()
     S_avg = S_sum / K
     return GDResult(estimation_error(S_avg, data.S), errors, losses, int(steps), S_avg)
+
+
+def _adam(W, X, y, beta, lr, steps, work, losses, progress, bar):
+    """``steps`` full-batch Adam steps on a batch of students ``W`` (updated in place)."""
+    m = np.zeros_like(W)
+    v = np.zeros_like(W)
+    for t in range(1, steps + 1):
+        loss, g = loss_and_grad(W, X, y, beta, work=work)
+        losses[t - 1] = loss
+        m = BETA1 * m + (1.0 - BETA1) * g
+        v = BETA2 * v + (1.0 - BETA2) * g * g
+        mhat = m / (1.0 - BETA1**t)
+        vhat = v / (1.0 - BETA2**t)
+        W -= lr * mhat / (np.sqrt(vhat) + EPS)
+        if bar is not None:
+            bar.update(1)
+            if t % 50 == 0:
+                bar.set_postfix(loss=f"{loss.mean():.3e}", refresh=False)
+        elif progress is not None and (t % 50 == 0 or t == 1):
+            progress(t, float(loss.mean()))
+    return W
 
 
 def run_point(alpha: float, rho: float, T: int, d: int, seed: int, inits: int = 1,

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from .channels import make_channel
 from .prior import _check_rho
@@ -70,6 +71,36 @@ def teacher(d: int, r: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nd
     return W, (W @ W.T) / math.sqrt(r * d)
 
 
+@njit(cache=True)
+def _pair_dots(A, B, out):  # pragma: no cover - numba
+    """``out[i, a, b] = A[i, a] . B[i, b]`` for blocks of ``T`` rows (serial, contiguous rows)."""
+    m, T, d = A.shape
+    for i in range(m):
+        for a in range(T):
+            xa = A[i, a]
+            for b in range(T):
+                xb = B[i, b]
+                s = 0.0
+                for j in range(d):
+                    s += xa[j] * xb[j]
+                out[i, a, b] = s
+
+
+@njit(cache=True)
+def mix_tokens(G, X, out):  # pragma: no cover - numba
+    """``out[i, a] = sum_b G[i, a, b] X[i, b]``, i.e. ``G_mu X_mu`` per sample (serial)."""
+    m, T, d = X.shape
+    for i in range(m):
+        for a in range(T):
+            o = out[i, a]
+            o[:] = 0.0
+            for b in range(T):
+                g = G[i, a, b]
+                xb = X[i, b]
+                for j in range(d):
+                    o[j] += g * xb[j]
+
+
 def attention_indices(X: np.ndarray, S: np.ndarray) -> np.ndarray:
     """``h_ab = (x_a^T S x_b - delta_ab Tr S) / sqrt(d)`` for a block of samples.
 
@@ -86,8 +117,10 @@ def attention_indices(X: np.ndarray, S: np.ndarray) -> np.ndarray:
         Shape ``(m, T, T)``.
     """
     m, T, d = X.shape
+    X = np.ascontiguousarray(X)
     XS = (X.reshape(m * T, d) @ S).reshape(m, T, d)  # one GEMM, not m small ones
-    H = np.einsum("mad,mbd->mab", XS, X)
+    H = np.empty((m, T, T))
+    _pair_dots(XS, X, H)
     idx = np.arange(T)
     H[..., idx, idx] -= np.trace(S)
     H /= math.sqrt(d)

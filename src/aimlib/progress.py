@@ -1,0 +1,29 @@
+"""Progress bars for the library's long calls (:func:`aimlib.amp.run`, :func:`aimlib.gd.run`).
+
+Both take ``progress``: ``None``/``False`` (silent, the default), ``True`` (a tqdm bar on
+stderr, with the rate and the time remaining) or a callable that receives every update (what
+the workflow's jobs use to write their logs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+
+def open_bar(progress: bool | Callable | None, total: int, desc: str, unit: str):
+    """A tqdm bar of ``total`` steps if ``progress is True``, else ``None``.
+
+    Raises
+    ------
+    TypeError
+        If ``progress`` is neither a bool, ``None`` nor callable.
+    """
+    if progress is None or progress is False:
+        return None
+    if progress is True:
+        from tqdm.auto import tqdm
+
+        return tqdm(total=int(total), desc=desc, unit=unit, dynamic_ncols=True)
+    if callable(progress):
+        return None
+    raise TypeError(f"progress must be None, a bool or a callable, got {progress!r}")
