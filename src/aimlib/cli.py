@@ -1,0 +1,355 @@
+"""The ``aimlib`` command line: quick answers from a shell, without writing Python.
+
+    aimlib se hardmax --rho 0.5 --alpha 0.4583
+    aimlib se softmax --rho 0.5 --T 3 --alpha-bar 0.2 0.5 0.8
+    aimlib se hardmax --rho 0.5 --grid 0.03 8 32 --log --variant density --format csv
+    aimlib thresholds --rho 0.2 0.5 2
+    aimlib mmse --rho 0.5 --delta 0.01 0.1 1
+    aimlib amp hardmax --rho 0.5 --alpha 0.4583 --d 100 --seed 0
+    aimlib gd --rho 0.5 --alpha-bar 0.5 --T 2 --d 60 --seed 0 --inits 32
+
+Every subcommand prints a table by default; ``--format csv`` writes comma-separated values and
+``--format netcdf --output FILE`` an xarray/netCDF file (SE curves).  ``python -m aimlib`` is the
+same program.  The equations behind each number are in ``docs/theory.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import sys
+import time
+
+import numpy as np
+
+from . import __version__
+
+__all__ = ["build_parser", "main"]
+
+CHANNELS = ("softmax", "hardmax")
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    pass
+
+
+# ------------------------------------------------------------------------------------- output
+
+
+def _emit(rows: list[dict], fmt: str, out, floatfmt: str = ".6g") -> None:
+    """Print ``rows`` (dicts with the same keys) as an aligned table or as CSV."""
+    if not rows:
+        return
+    keys = list(rows[0])
+
+    def cell(v):
+        if isinstance(v, bool | np.bool_):
+            return "yes" if v else "no"
+        if isinstance(v, float | np.floating):
+            return format(float(v), floatfmt)
+        return str(v)
+
+    cells = [[cell(r[k]) for k in keys] for r in rows]
+    if fmt == "csv":
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(keys)
+        writer.writerows(cells)
+        return
+    width = [max(len(k), *(len(c[i]) for c in cells)) for i, k in enumerate(keys)]
+    left = [isinstance(rows[0][k], str) for k in keys]  # text left, numbers right
+
+    def line(vals):
+        return "  ".join(v.ljust(w) if lf else v.rjust(w)
+                         for v, w, lf in zip(vals, width, left, strict=True)).rstrip()
+
+    print(line(keys), file=out)
+    for c in cells:
+        print(line(c), file=out)
+
+
+@contextlib.contextmanager
+def _open_out(args):
+    """``--output FILE`` if given (closed afterwards), else stdout (left open)."""
+    if getattr(args, "output", None):
+        with open(args.output, "w") as f:
+            yield f
+    else:
+        yield sys.stdout
+
+
+# ----------------------------------------------------------------------------------- alphas
+
+
+def _alphas(args, channel: str, rho: float, T: int) -> np.ndarray:
+    """The sample ratios alpha = n / d^2 asked for, from --alpha, --alpha-bar or --grid."""
+    from .state_evolution import alpha_bar
+
+    if args.grid is not None:
+        lo, hi, num = args.grid
+        if not (lo > 0 and hi > lo and num >= 1 and float(num).is_integer()):
+            raise ValueError("--grid needs START > 0, STOP > START and an integer NUM >= 1")
+        vals = (np.geomspace if args.log else np.linspace)(lo, hi, int(num))
+        bar = args.grid_in == "alpha_bar"
+    elif args.alpha_bar is not None:
+        vals, bar = np.asarray(args.alpha_bar, dtype=float), True
+    else:
+        vals, bar = np.asarray(args.alpha, dtype=float), False
+    if np.any(~(vals > 0)):
+        raise ValueError("every alpha must be > 0")
+    # alpha_bar is linear in alpha: divide by its value at alpha = 1
+    return vals / float(alpha_bar(channel, 1.0, rho, T)) if bar else vals
+
+
+def _add_alpha_args(p: argparse.ArgumentParser, required: bool = True) -> None:
+    g = p.add_mutually_exclusive_group(required=required)
+    g.add_argument("--alpha", type=float, nargs="+", metavar="A",
+                   help="sample ratio alpha = n / d^2 (one or several)")
+    g.add_argument("--alpha-bar", type=float, nargs="+", metavar="AB",
+                   help="rescaled ratio: alpha (T^2 + T - 2) for softmax, alpha / rho for hardmax")
+    g.add_argument("--grid", type=float, nargs=3, metavar=("START", "STOP", "NUM"),
+                   help="a grid of NUM points from START to STOP (see --log, --grid-in)")
+    p.add_argument("--log", action="store_true", help="geometric instead of linear --grid")
+    p.add_argument("--grid-in", choices=("alpha", "alpha_bar"), default="alpha",
+                   help="what the --grid values are")
+
+
+def _add_model_args(p: argparse.ArgumentParser, channel: bool = True) -> None:
+    if channel:
+        p.add_argument("channel", choices=CHANNELS, help="output channel")
+    p.add_argument("--rho", type=float, required=True, help="width ratio r / d")
+    p.add_argument("--T", type=int, default=2, help="tokens per sequence (hardmax: 2)")
+    p.add_argument("--beta", type=float, default=1.0,
+                   help="softmax inverse temperature (SE does not depend on it)")
+
+
+# -------------------------------------------------------------------------------- commands
+
+
+def _cmd_se(args) -> int:
+    from . import mismatched
+    from . import state_evolution as se
+
+    alphas = _alphas(args, args.channel, args.rho, args.T)
+    if args.variant == "mismatched":
+        if args.channel != "hardmax" or args.T != 2:
+            raise ValueError("--variant mismatched is the hardmax T = 2 channel's")
+        ds = mismatched.curve(alphas, args.rho)
+    else:
+        ds = se.curve(args.channel, alphas, args.rho, args.T, args.beta, variant=args.variant)
+    if args.format == "netcdf":
+        if not args.output:
+            raise ValueError("--format netcdf needs --output FILE")
+        from .io import write_netcdf
+
+        write_netcdf(ds, args.output, config={"command": "aimlib " + " ".join(args.argv)},
+                     version=__version__)
+        print(f"wrote {args.output} ({ds.sizes['alpha']} points)", file=sys.stderr)
+        return 0
+    abar = se.alpha_bar(args.channel, alphas, args.rho, args.T)
+    rows = []
+    for i, a in enumerate(alphas):
+        row = {"alpha": float(a), "alpha_bar": float(abar[i]),
+               "error": float(ds["error"].values[i])}
+        if args.variant == "mismatched":
+            row.update(m=float(ds["m"].values[i]), Q=float(ds["Q"].values[i]))
+        else:
+            row.update(q=float(ds["q"].values[i]), q_hat=float(ds["q_hat"].values[i]),
+                       error_informed=float(ds["error_informed"].values[i]))
+        row["converged"] = bool(ds["converged"].values[i])
+        rows.append(row)
+    with _open_out(args) as out:
+        _emit(rows, args.format, out)
+    return 0
+
+
+def _cmd_thresholds(args) -> int:
+    from . import state_evolution as se
+
+    rows = []
+    for rho in args.rho:
+        rows.append({"quantity": "softmax perfect recovery alpha_bar_c = 2 rho - rho^2 (1 above)",
+                     "rho": rho, "value": se.softmax_perfect_recovery_threshold(rho)})
+    for variant in ("exact", "density"):
+        rows.append({"quantity": f"hardmax small-width weak recovery, {variant} g_out",
+                     "rho": "rho->0", "value": se.small_width_threshold(variant)})
+    with _open_out(args) as out:
+        _emit(rows, args.format, out, ".10g")
+    return 0
+
+
+def _cmd_mmse(args) -> int:
+    from . import prior
+
+    rows = [{"rho": args.rho, "delta": d, "mmse": float(prior.mmse(d, args.rho)),
+             "Q0": prior.second_moment(args.rho)} for d in args.delta]
+    with _open_out(args) as out:
+        _emit(rows, args.format, out, ".10g")
+    return 0
+
+
+def _cmd_amp(args) -> int:
+    from . import amp, model
+    from . import state_evolution as se
+
+    alphas = _alphas(args, args.channel, args.rho, args.T)
+    rows = []
+    for a in alphas:
+        data = model.generate(args.channel, float(a), args.rho, args.T, args.d, args.seed,
+                              beta=args.beta, base_seed=args.base_seed)
+        t0 = time.perf_counter()
+        res = amp.run(data, damping=args.damping, tol=args.tol, max_iter=args.max_iter,
+                      variant=args.variant, progress=args.progress or None)
+        wall = time.perf_counter() - t0
+        ref = se.solve(args.channel, float(a), args.rho, args.T, args.beta,
+                       variant=args.variant).error
+        rows.append({"alpha": float(a), "d": args.d, "seed": args.seed, "n": data.n,
+                     "error": res.error, "SE": ref, "converged": res.converged,
+                     "stop_reason": res.stop_reason, "iterations": res.total_iterations,
+                     "seconds": round(wall, 2)})
+    with _open_out(args) as out:
+        _emit(rows, args.format, out)
+    return 0 if all(r["converged"] for r in rows) else 3
+
+
+def _cmd_gd(args) -> int:
+    from . import gd, model
+    from . import state_evolution as se
+
+    alphas = _alphas(args, "softmax", args.rho, args.T)
+    rows = []
+    for a in alphas:
+        data = model.generate("softmax", float(a), args.rho, args.T, args.d, args.seed,
+                              beta=args.beta, base_seed=args.base_seed)
+        t0 = time.perf_counter()
+        res = gd.run(data, inits=args.inits, steps=args.steps, lr=args.lr, dtype=args.dtype,
+                     progress=args.progress or None)
+        wall = time.perf_counter() - t0
+        rows.append({"alpha": float(a), "d": args.d, "seed": args.seed, "n": data.n,
+                     "error_gd": float(res.errors[0]), "error_agd": res.error,
+                     "SE": se.solve("softmax", float(a), args.rho, args.T).error,
+                     "final_loss": float(res.loss[-1].mean()), "seconds": round(wall, 2)})
+    with _open_out(args) as out:
+        _emit(rows, args.format, out)
+    return 0
+
+
+# ---------------------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="aimlib", formatter_class=_Formatter,
+        description="Bayes-optimal learning of attention-indexed models from the shell: state "
+                    "evolution (SE), thresholds, the prior's MMSE, one AMP or GD run.",
+        epilog="examples:\n" + __doc__.split("\n\n", 2)[1])
+    parser.add_argument("--version", action="version", version=f"aimlib {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def output_args(p, netcdf=False):
+        p.add_argument("--format", choices=("table", "csv", "netcdf") if netcdf
+                       else ("table", "csv"), default="table", help="output format")
+        p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+
+    p = sub.add_parser(
+        "se", formatter_class=_Formatter,
+        help="SE fixed point(s): the Bayes-optimal error at one or more alphas",
+        description="State-evolution fixed points. The error is the Bayes-optimal estimation "
+                    "error Q0 - q reached from the uninformed start (what AMP reaches); "
+                    "error_informed starts near perfect recovery (the two differ at a "
+                    "first-order transition).",
+        epilog="examples:\n  aimlib se hardmax --rho 0.5 --alpha 0.4583\n"
+               "  aimlib se softmax --rho 0.5 --T 3 --grid 0.05 1.2 24 --grid-in alpha_bar\n"
+               "  aimlib se hardmax --rho 0.5 --alpha 0.45 2 --variant mismatched")
+    _add_model_args(p)
+    _add_alpha_args(p)
+    p.add_argument("--variant", choices=("exact", "density", "mismatched"), default="exact",
+                   help="hardmax output function: exact; the published bivariate-normal density "
+                        "(the paper's curves); mismatched = the SE of AMP run with that density "
+                        "on data from the true model")
+    output_args(p, netcdf=True)
+    p.set_defaults(func=_cmd_se)
+
+    p = sub.add_parser("thresholds", formatter_class=_Formatter,
+                       help="closed-form thresholds: softmax perfect recovery, hardmax small width",
+                       description="Thresholds that need no iteration: the softmax "
+                                   "perfect-recovery alpha_bar_c(rho) and the weak-recovery "
+                                   "threshold of the hardmax small-width limit.",
+                       epilog="examples:\n  aimlib thresholds --rho 0.2 0.5 2")
+    p.add_argument("--rho", type=float, nargs="+", default=[0.5], help="width ratio(s)")
+    output_args(p)
+    p.set_defaults(func=_cmd_thresholds)
+
+    p = sub.add_parser("mmse", formatter_class=_Formatter,
+                       help="the prior's MMSE for S* + sqrt(delta) Z",
+                       description="Matrix denoising MMSE of the Wishart prior of width ratio "
+                                   "rho observed in Gaussian (GOE) noise of variance delta.",
+                       epilog="examples:\n  aimlib mmse --rho 0.5 --delta 0.01 0.1 1")
+    p.add_argument("--rho", type=float, required=True, help="width ratio r / d")
+    p.add_argument("--delta", type=float, nargs="+", required=True, help="noise variance(s)")
+    output_args(p)
+    p.set_defaults(func=_cmd_mmse)
+
+    p = sub.add_parser("amp", formatter_class=_Formatter,
+                       help="AMP on teacher data drawn from a seed, next to its SE",
+                       description="Draws a teacher and n = alpha d^2 samples from --seed, runs "
+                                   "AMP and prints its error next to the SE prediction. Exit "
+                                   "status 3 if a run did not converge (its stop_reason says "
+                                   "why).",
+                       epilog="examples:\n  aimlib amp hardmax --rho 0.5 --alpha 0.4583 --d 100 "
+                              "--seed 0 --progress")
+    _add_model_args(p)
+    _add_alpha_args(p)
+    p.add_argument("--d", type=int, required=True, help="dimension")
+    p.add_argument("--seed", type=int, default=0, help="teacher/data seed")
+    p.add_argument("--base-seed", type=int, default=0, help="the configuration's base seed")
+    p.add_argument("--variant", choices=("exact", "density"), default="exact",
+                   help="hardmax output function")
+    p.add_argument("--damping", type=float, default=0.5, help="output-side damping in [0, 1)")
+    p.add_argument("--tol", type=float, default=1e-7, help="convergence tolerance")
+    p.add_argument("--max-iter", type=int, default=500, help="iteration budget")
+    p.add_argument("--progress", action="store_true", help="progress bar on stderr")
+    output_args(p)
+    p.set_defaults(func=_cmd_amp)
+
+    p = sub.add_parser("gd", formatter_class=_Formatter,
+                       help="GD / averaged GD (Adam) on softmax data drawn from a seed",
+                       description="Full-batch Adam from --inits initialisations on the same "
+                                   "softmax data; prints the error of the first run (GD) and "
+                                   "of the averaged estimate (AGD) next to SE.",
+                       epilog="examples:\n  aimlib gd --rho 0.5 --T 2 --alpha-bar 0.5 --d 60 "
+                              "--inits 32 --progress")
+    _add_model_args(p, channel=False)
+    _add_alpha_args(p)
+    p.add_argument("--d", type=int, required=True, help="dimension")
+    p.add_argument("--seed", type=int, default=0, help="teacher/data seed")
+    p.add_argument("--base-seed", type=int, default=0, help="the configuration's base seed")
+    p.add_argument("--inits", type=int, default=32, help="initialisations K")
+    p.add_argument("--steps", type=int, default=1000, help="Adam steps")
+    p.add_argument("--lr", type=float, default=0.1, help="learning rate")
+    p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                   help="precision of the tokens and matrix products")
+    p.add_argument("--progress", action="store_true", help="progress bar on stderr")
+    output_args(p)
+    p.set_defaults(func=_cmd_gd)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``aimlib`` console script; returns the exit status."""
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(argv)
+    args.argv = argv
+    try:
+        return int(args.func(args))
+    except (ValueError, TypeError) as exc:
+        parser.exit(2, f"aimlib {args.command}: error: {exc}\n")
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
+
+
