@@ -1,8 +1,8 @@
 """The ``aimlib`` command line: each subcommand against the library call it wraps."""
 
 import csv
-import re
 import io
+import re
 import subprocess
 import sys
 
