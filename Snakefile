@@ -14,6 +14,10 @@ if not workflow.overwrite_configfiles:
 validate(config, "config/schema.yaml")
 
 
+report: "workflow/report/workflow.rst"
+
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/se.smk"
 include: "workflow/rules/amp.smk"

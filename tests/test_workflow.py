@@ -116,3 +116,11 @@ def test_quick_preset_end_to_end(workdir):
     # Nothing left to do: a second run is a no-op.
     res = _snakemake(workdir, "-n", "--cores", "2", "--configfile", "config/quick.yaml")
     assert "Nothing to be done" in res.stdout + res.stderr
+    # Snakemake's report: every figure with its caption, and the resolved config.
+    res = _snakemake(workdir, "--report", "report.html", "--configfile", "config/quick.yaml")
+    assert res.returncode == 0, res.stderr[-3000:]
+    html = (workdir / "report.html").read_text()
+    for f in FIGS:
+        assert f'"figures/{f}.png"' in html, f
+    assert html.count("Reproduces: ") >= len(FIGS) and "Corrections: " in html
+    assert "The configuration this run used" in html and "0.237 here, 0.512 published" in html

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -447,18 +446,13 @@ def fig3(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
 
 def save(fig, paths: Sequence[str | os.PathLike], dpi: int | None = None) -> None:
     """Save ``fig`` to each path (format from the suffix), atomically, then close it."""
+    from .io import atomic_write
+
     for p in paths:
         p = Path(p)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.stem}.", suffix=p.suffix, dir=p.parent)
-        os.close(fd)
-        try:
-            fig.savefig(tmp, dpi=dpi, metadata={"CreationDate": None} if p.suffix == ".pdf"
-                        else {"Software": None})
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, p)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        fmt = p.suffix[1:]
+        meta = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
+        atomic_write(p, lambda tmp, fmt=fmt, meta=meta: fig.savefig(tmp, dpi=dpi, format=fmt,
+                                                                      metadata=meta))
     plt.close(fig)
+

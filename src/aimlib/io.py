@@ -15,7 +15,8 @@ from . import __version__
 from .model import TeacherData
 
 __all__ = ["CacheError", "read_cache", "code_version", "write_netcdf", "read_netcdf",
-           "teacher_to_dataset", "teacher_from_dataset", "save_teacher", "load_teacher"]
+           "atomic_write", "atomic_write_text", "teacher_to_dataset", "teacher_from_dataset",
+           "save_teacher", "load_teacher"]
 
 _PKG = Path(__file__).resolve().parent
 
@@ -54,25 +55,41 @@ def write_netcdf(ds: xr.Dataset, path: str | os.PathLike, *, config: dict | None
     ``code_version``; large numeric arrays are compressed.  An interrupted or failed write leaves no
     file at ``path``.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     ds = ds.copy()
     if config is not None:
         ds.attrs["config"] = json.dumps(config, sort_keys=True)
     if version is not None:
         ds.attrs["code_version"] = version
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    atomic_write(path, lambda tmp: ds.to_netcdf(tmp, engine="netcdf4", format="NETCDF4",
+                                                encoding=_encoding(ds)), suffix=".tmp")
+
+
+def atomic_write(path: str | os.PathLike, write, *, suffix: str | None = None) -> None:
+    """Call ``write(tmp)`` on a temporary file next to ``path``, then ``os.replace`` it there.
+
+    The file gets the permissions of a normally created one; if ``write`` fails or is
+    interrupted, the temporary file is removed and ``path`` is untouched.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix if suffix is None
+                               else suffix, dir=path.parent)
     os.close(fd)
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)
     try:
-        ds.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=_encoding(ds))
+        write(tmp)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (:func:`atomic_write`)."""
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text))
 
 
 def read_netcdf(path: str | os.PathLike) -> xr.Dataset:

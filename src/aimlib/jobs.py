@@ -118,7 +118,8 @@ def warm_numba_cache() -> float:
     state_evolution.small_width_solve(1.0)
     state_evolution.small_width_solve(1.0, variant="density")
     prior.mmse(0.5, 0.5)
-    gd.run(model.generate("softmax", 0.5, 0.5, 2, 12, 0), steps=2)
+    for dtype in ("float64", "float32"):
+        gd.run(model.generate("softmax", 0.5, 0.5, 2, 12, 0), steps=2, dtype=dtype)
     return time.perf_counter() - t0
 
 

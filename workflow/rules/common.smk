@@ -2,7 +2,9 @@
 # so that the tests exercise the same functions.
 from aimlib import config as cfg
 from aimlib import resources as res
+from aimlib.captions import caption as figure_caption
 from aimlib.io import code_version
+from aimlib.jobs import resolved_config
 from aimlib.model import sizes
 
 cfg.check(config)
@@ -67,7 +69,9 @@ def figure_list():
 
 
 def figure_targets():
-    return expand("figures/{fig}.{ext}", fig=figure_list(), ext=["pdf", "png"])
+    return expand("figures/{fig}.{ext}", fig=figure_list(), ext=["pdf", "png"]) + [
+        "figures/config.yaml"
+    ]
 
 
 def figure_inputs(wildcards):

@@ -25,8 +25,9 @@ rule figure:
         unpack(figure_inputs),
     output:
         pdf="figures/{fig}.pdf",
-        png="figures/{fig}.png",
+        png=report("figures/{fig}.png", caption="../report/figure.rst", category="{fig}"),
     params:
+        caption=lambda w: figure_caption(w.fig, EXP[w.fig]),
         axes=lambda w: EXP[w.fig].get("axes", {}),
         style=config["style"],
         version=code_version("figures"),
@@ -41,3 +42,21 @@ rule figure:
         "../../environment.yml"
     script:
         "../scripts/figure.py"
+
+
+rule config_record:
+    """The resolved configuration (defaults filled in) next to the figures, for the report."""
+    output:
+        report("figures/config.yaml", caption="../report/config.rst", category="configuration"),
+    params:
+        config=lambda w: resolved_config(config),
+    log:
+        "logs/config_record.log",
+    threads: 1
+    resources:
+        mem_mb=request("light", "mem_mb"),
+        runtime=request("light", "runtime"),
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/config_record.py"

@@ -1,0 +1,12 @@
+"""Snakemake job: write the resolved configuration as YAML (for the report)."""
+
+import yaml
+
+from aimlib.io import atomic_write_text
+from aimlib.jobs import job_log
+
+sm = snakemake  # noqa: F821  (injected by Snakemake)
+
+with job_log(sm.log[0], threads=sm.threads) as log:
+    atomic_write_text(sm.output[0], yaml.safe_dump(dict(sm.params.config), sort_keys=False))
+    log.info("wrote %s", sm.output[0])
