@@ -11,6 +11,11 @@ if not workflow.overwrite_configfiles:
     configfile: "config/config.yaml"
 
 
+# One line naming the key, the value and the rule it breaks; then Snakemake's own validation
+# fills in the schema's defaults.
+from aimlib.config import check_schema
+
+check_schema(config, workflow.source_path("config/schema.yaml"))
 validate(config, "config/schema.yaml")
 
 

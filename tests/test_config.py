@@ -168,3 +168,19 @@ def test_empty_experiments_and_tiny_amp_d_are_config_errors():
                                   "amp": {"d": 12, "seeds": 1, "alpha": {"values": [0.1]}}}}}
     with pytest.raises(cfg.ConfigError, match=r"experiments\.e\.amp\.d\[0\]: d=12 is too small"):
         cfg.check(conf)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda c: c["experiments"]["fig1a"].update(T="two"),
+     "experiments.fig1a.T = 'two': 'two' is not of type 'integer'"),
+    (lambda c: c.update(bogus=1), "('bogus' was unexpected)"),
+    (lambda c: c["experiments"]["fig1a"]["amp"].update(damping=1.5),
+     "experiments.fig1a.amp.damping = 1.5: 1.5 is greater than or equal to the maximum of 1"),
+])
+def test_schema_errors_are_one_line(root, edit, message):
+    conf = yaml.safe_load((root / "config" / "quick.yaml").read_text())
+    cfg.check_schema(conf, root / "config" / "schema.yaml")  # the preset itself is valid
+    edit(conf)
+    with pytest.raises(cfg.ConfigError) as exc:
+        cfg.check_schema(conf, root / "config" / "schema.yaml")
+    assert message in str(exc.value) and "\n" not in str(exc.value)

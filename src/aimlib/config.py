@@ -25,6 +25,7 @@ __all__ = [
     "channel_grid",
     "ConfigError",
     "check",
+    "check_schema",
     "TeacherKey",
     "se_alphas",
     "se_jobs",
@@ -125,6 +126,36 @@ def _check_T(Ts, chans, key: str) -> None:
             raise ConfigError(f"{key}[{i}] must be an integer >= 2, got {T!r}")
         if "hardmax" in chans and T != 2:
             raise ConfigError(f"{key}[{i}]: hardmax is implemented for T = 2 only, got T={T}")
+
+
+def _key_path(parts) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(top level)"
+
+
+def check_schema(config: dict, schema_path) -> None:
+    """Validate ``config`` against the JSON schema at ``schema_path``; on failure raise
+    :class:`ConfigError` with one line: the key, its value and the rule it breaks (the most
+    specific of jsonschema's errors, not a dump of the schema)."""
+    import jsonschema
+    import yaml
+    from jsonschema.exceptions import best_match
+
+    with open(schema_path) as f:
+        schema = yaml.safe_load(f)
+    validator = jsonschema.Draft202012Validator(schema)
+    err = best_match(validator.iter_errors(config))
+    if err is None:
+        return
+    # For "oneOf"/"anyOf" the most relevant branch's own error names the offending element.
+    while err.context:
+        err = best_match(err.context)
+    value = err.instance
+    text = repr(value) if not isinstance(value, dict | list) or len(repr(value)) < 60 else \
+        f"{type(value).__name__} of {len(value)}"
+    raise ConfigError(f"{_key_path(err.absolute_path)} = {text}: {err.message}")
 
 
 def check(config: dict) -> None:
