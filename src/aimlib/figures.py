@@ -56,9 +56,14 @@ def rho_color(rho: float, style: Mapping | None = None):
     return plt.get_cmap(s["cmap"])(0.05 + 0.85 * min(max(t, 0.0), 1.0))
 
 
+#: Distinct colours for T = 2, 3, 4, 5, 6 (matplotlib's tab10: blue, orange, green, red, purple).
+T_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
+
+
 def T_color(T: int, style: Mapping | None = None):
-    """Colour of sequence length ``T`` (for the figures that vary T at fixed rho)."""
-    return plt.get_cmap("plasma")(0.1 + 0.75 * (T - 2) / 4.0)
+    """Colour of sequence length ``T`` (for the figures that vary T at fixed rho): adjacent T
+    get clearly different colours."""
+    return T_COLORS[(int(T) - 2) % len(T_COLORS)]
 
 
 def beta_color(beta: float, style: Mapping | None = None):
@@ -88,19 +93,23 @@ def _new(style: dict):
     return fig, ax
 
 
-def _below_axis(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=None):
-    """Means below the lower y limit (e.g. perfect recovery on a log axis) as down triangles on
-    the axis, so that no run disappears from the figure."""
-    lo = ax.get_ylim()[0]
+def _off_axis(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=None):
+    """Means outside the y limits as triangles on the axis: below it (e.g. perfect recovery on a
+    log axis) pointing down at the bottom, above it pointing up at the top, so that no run
+    disappears from the figure."""
+    lo, hi = ax.get_ylim()
+    log = ax.get_yscale() == "log"
+    y_lo = lo * 1.25 if log else lo + 0.02 * (hi - lo)
+    y_hi = hi / 1.25 if log else hi - 0.02 * (hi - lo)
     for agg in aggs:
         color = color_of(agg) if color_of else rho_color(float(agg.attrs["rho"]), style)
         xs = _alpha_bar(agg) if x == "alpha_bar" else agg[x].values
         m = agg["mean"].values
-        below = np.isfinite(m) & (m < lo)
-        if below.any():
-            y = lo * 1.25 if ax.get_yscale() == "log" else lo + 0.02 * np.ptp(ax.get_ylim())
-            ax.plot(xs[below], np.full(below.sum(), y), "v", color=color,
-                    ms=style["marker_size"] + 1, ls="none", clip_on=False)
+        for sel, y, shape in ((np.isfinite(m) & (m < lo), y_lo, "v"),
+                              (np.isfinite(m) & (m > hi), y_hi, "^")):
+            if sel.any():
+                ax.plot(xs[sel], np.full(sel.sum(), y), shape, color=color,
+                        ms=style["marker_size"] + 1, ls="none", clip_on=False)
 
 
 def _axes(ax, axes: Mapping | None):
@@ -159,7 +168,7 @@ def fig1a(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
     if amp:
         _amp_markers(ax, amp, "alpha", s, label="AMP")
     _axes(ax, axes)
-    _below_axis(ax, amp, "alpha", s)
+    _off_axis(ax, amp, "alpha", s)
     ax.set_xlabel(r"$\alpha = n/d^2$")
     ax.set_ylabel(r"estimation error $\frac{1}{d}\|\hat S - S^*\|_F^2$")
     ax.set_title(r"hardmax, $T=2$: Bayes-optimal error (SE)" + (" and AMP" if amp else ""))
@@ -259,7 +268,7 @@ def fig2b(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
     _softmax_panel(ax, curves, amp, gd, agd, s, "T", tcol, lambda a: rf"$T={a.attrs['T']}$",
                    "SE (all $T$)")
     _axes(ax, axes)
-    _below_axis(ax, amp, "alpha_bar", s, color_of=tcol)
+    _off_axis(ax, [*amp, *gd, *agd], "alpha_bar", s, color_of=tcol)
     rho = float(curves[0].attrs["rho"]) if curves else float("nan")
     ax.set_xlabel(r"$\bar\alpha = \alpha\,(T^2+T-2)$")
     ax.set_ylabel("estimation error")
@@ -281,7 +290,7 @@ def fig4(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
     _softmax_panel(ax, curves, amp, gd, agd, s, "beta", bcol,
                    lambda a: rf"$\beta={a.attrs['beta']:g}$", r"SE (every $\beta$)")
     _axes(ax, axes)
-    _below_axis(ax, amp, "alpha_bar", s, color_of=bcol)
+    _off_axis(ax, [*amp, *gd, *agd], "alpha_bar", s, color_of=bcol)
     rho = float(curves[0].attrs["rho"]) if curves else float("nan")
     T = int(curves[0].attrs["T"]) if curves else 2
     ax.set_xlabel(r"$\bar\alpha = \alpha\,(T^2+T-2)$")
@@ -325,7 +334,7 @@ def fig6(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
                         ms=0.8 * s["marker_size"], mfc="white", mew=0.8, elinewidth=0.6,
                         capsize=1.0, ls="none", label=f"AMP, {name[v]}: not converged")
     _axes(ax, axes)
-    _below_axis(ax, amp, "alpha", s, color_of=lambda a: col[a.attrs["variant"]])
+    _off_axis(ax, amp, "alpha", s, color_of=lambda a: col[a.attrs["variant"]])
     rho = float(curves[0].attrs["rho"]) if curves else float("nan")
     ax.set_xlabel(r"$\alpha = n/d^2$")
     ax.set_ylabel("estimation error")
@@ -382,7 +391,7 @@ def fig3(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
         ax.set_yscale("log")
         ax.set_ylim(1e-3, 1.3)
         ax.grid(True, which="major", alpha=0.25)
-        _below_axis(ax, mine, "alpha", s, color_of=dcol)
+        _off_axis(ax, mine, "alpha", s, color_of=dcol)
         ax.set_xlabel(r"$\alpha = n/d^2$")
         ax.set_ylabel("estimation error")
         ax.set_title(rf"{tag} {channel}, $T=2$, $\rho={_fmt_rho(rho)}$")
@@ -392,6 +401,7 @@ def fig3(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
     ax_gap, ax_ext = axs[1, 0], axs[1, 1]
     colors = plt.get_cmap("tab10")
     k = 0
+    d_seen: set[int] = set()
     for fs in finite_size:
         method = fs.attrs.get("kind", "amp").upper()
         filled = method == "AMP"
@@ -412,6 +422,7 @@ def fig3(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
             label = rf"{method} {channel} $\alpha={alpha:g}$: {fit_text}"
             mk = dict(fmt=marker, color=color, mfc=color if filled else "none",
                       ms=s["marker_size"], capsize=1.5, elinewidth=0.8, ls="none")
+            d_seen.update(int(v) for v in d[ok])
             ax_gap.errorbar(1.0 / d[ok], np.abs(gap[ok]), yerr=sem[ok], label=label, **mk)
             ax_ext.errorbar(1.0 / d[ok], mean[ok], yerr=sem[ok], **mk)
             ax_ext.plot([0.0], [float(p["se_error"])], "*", color=color, ms=10, mec="black",
@@ -429,7 +440,11 @@ def fig3(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
                                 capsize=3, mew=1.5)
     ax_gap.set_xscale("log")
     ax_gap.set_yscale("log")
-    ax_gap.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    # The d values span less than a decade of 1/d: label each one ("1/50") instead of decades.
+    ticks = sorted(d_seen)
+    ax_gap.xaxis.set_major_locator(matplotlib.ticker.FixedLocator([1.0 / v for v in ticks]))
+    ax_gap.xaxis.set_major_formatter(matplotlib.ticker.FixedFormatter([f"1/{v}" for v in ticks]))
+    ax_gap.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     ax_gap.grid(True, which="major", alpha=0.25)
     ax_gap.set_xlabel(r"$1/d$")
     ax_gap.set_ylabel(r"$|\,\overline{E}_d - E_{SE}\,|$")
