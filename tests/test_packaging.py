@@ -59,3 +59,15 @@ def test_job_logs_have_no_empty_shell_command_lines(root):
     for prof in ("default", "slurm"):
         conf = yaml.safe_load((root / "profiles" / prof / "config.yaml").read_text())
         assert "printshellcmds" not in conf
+
+
+def test_theory_sections_cited_exist(root):
+    """Every `docs/theory.md §n` cited in the sources is a section of docs/theory.md."""
+    import re
+
+    theory = (root / "docs" / "theory.md").read_text()
+    sections = set(re.findall(r"^##+ (\d+(?:\.\d+)?)\. ", theory, flags=re.M))
+    cited = set()
+    for path in [*(root / "src" / "aimlib").glob("*.py"), *(root / "config").glob("*.yaml")]:
+        cited |= set(re.findall(r"docs/theory\.md §(\d+(?:\.\d+)?)", path.read_text()))
+    assert cited and cited <= sections, cited - sections

@@ -1,4 +1,4 @@
-"""AMP for the attention-indexed model: GAMP with the rotation-invariant prior denoiser (SPEC 4).
+"""AMP for the attention-indexed model: GAMP with the rotation-invariant prior denoiser (docs/theory.md §4).
 
 Matrix form, never forming the ``n x T x T x d x d`` sensing tensor: memory is ``O(n T^2 + d^2)``
 plus one chunk of tokens (or all of them, ``O(n T d)``, when they fit ``token_budget``). Each
@@ -366,7 +366,7 @@ def run(
     max_iter : int
         Iteration budget of the run, shared by all its attempts.
     variant : {"exact", "density"}
-        Hardmax output function; ``"density"`` is the published error of SPEC section 7.
+        Hardmax output function; ``"density"`` is the published error of docs/theory.md §7.
     onsager : {"auto", "nishimori", "general"}
         ``"nishimori"``: the Bayes-optimal AMP (precision ``2 alpha <sum w g^2>``,
         ``V = mmse(1/q_hat)``).  ``"general"``: GAMP for an output function that is not the

@@ -1,6 +1,6 @@
 """Output channels of the attention-indexed model: what state evolution and AMP need of them.
 
-Pair coordinates ``a <= b`` carry weights ``w_aa = 2`` and ``w_ab = 1`` (SPEC section 3).  For each
+Pair coordinates ``a <= b`` carry weights ``w_aa = 2`` and ``w_ab = 1`` (docs/theory.md §3).  For each
 channel this module provides
 
 * ``q_hat(alpha, q, V)``: the state-evolution output update ``2 alpha E[sum_{a<=b} w_ab g_ab^2]``;
@@ -9,7 +9,7 @@ channel this module provides
 * ``log_z_out(...)``: ``log Z_out(y | omega, V)`` on samples.
 
 Hardmax (``T = 2``) uses the exact derivative of the bivariate normal CDF.  ``variant="density"``
-reproduces the error of the paper's public code (SPEC section 7), which puts the bivariate normal
+reproduces the error of the paper's public code (docs/theory.md §7), which puts the bivariate normal
 *density* in place of ``d Phi_2 / d kappa``; it is kept only to show that error.
 """
 

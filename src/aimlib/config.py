@@ -179,7 +179,7 @@ def check(config: dict) -> None:
                                       f"experiment ({', '.join(chans)})")
             if stage == "gd" and "hardmax" in channels(exp, block):
                 raise ConfigError(f"{base}.gd.channel: the GD baselines are softmax only "
-                                  "(SPEC 5); set gd.channel: softmax")
+                                  "(docs/theory.md §5); set gd.channel: softmax")
             for gk in ("alpha", "alpha_bar"):
                 if gk in block:
                     for c in channels(exp, block):
@@ -360,7 +360,7 @@ def stage_jobs(config: dict, experiment: str, stage: str) -> list[dict]:
     return out
 
 
-#: Defaults of the GD options of an experiment's ``gd`` block (SPEC 5).
+#: Defaults of the GD options of an experiment's ``gd`` block (docs/theory.md §5).
 GD_DEFAULTS = {"inits": 32, "steps": 1000, "lr": 0.1, "dtype": "float32"}
 
 

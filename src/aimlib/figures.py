@@ -1,4 +1,4 @@
-"""The paper's figures, drawn from cached datasets (SPEC section 6).
+"""The paper's figures, drawn from cached datasets (docs/theory.md §6).
 
 Each ``figN`` function takes already loaded :class:`xarray.Dataset` objects and a style dict and
 returns a :class:`matplotlib.figure.Figure`; :func:`save` writes it as PDF and PNG atomically.

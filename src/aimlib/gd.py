@@ -1,4 +1,4 @@
-"""Gradient-descent baselines (SPEC 5): full-batch Adam on the softmax outputs, GD and averaged GD.
+"""Gradient-descent baselines (docs/theory.md §5): full-batch Adam on the softmax outputs, GD and averaged GD.
 
 The student has the teacher's width, ``S_W = W W^T / sqrt(r d)``, and predicts
 ``y(X; S_W)`` with the teacher's beta; the loss is ``(1/d) sum_mu ||y_hat_mu - y_mu||_F^2``.
@@ -9,7 +9,7 @@ The student has the teacher's width, ``S_W = W W^T / sqrt(r d)``, and predicts
 
 with ``G = dL/dh`` from the softmax backward pass, so a step costs ``O(n T d r)`` and memory is
 ``O(n T (d + r))``.  ``K`` initialisations on the same data are batched into one matrix product.
-GD is one run; AGD averages the estimates ``S_W`` of the ``K`` runs (SPEC 5).
+GD is one run; AGD averages the estimates ``S_W`` of the ``K`` runs (docs/theory.md §5).
 """
 
 from __future__ import annotations

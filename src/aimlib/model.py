@@ -1,4 +1,4 @@
-"""The attention-indexed model (SPEC section 1): teacher, tokens, attention indices, outputs.
+"""The attention-indexed model (docs/theory.md §1): teacher, tokens, attention indices, outputs.
 
 Sizes: ``r = round(rho d)``, ``n = round(alpha d^2)``.  The teacher is
 ``S* = W* W*^T / sqrt(r d)``; each sample is a ``T x d`` block of i.i.d. N(0, 1) tokens; the

@@ -3,7 +3,7 @@
 The teacher is ``S* = W* W*^T / sqrt(r d)`` with ``W*`` a ``d x r`` standard Gaussian matrix and
 ``rho = r / d``.  Observing ``Y = S* + sqrt(Delta) Z`` with ``Z`` a GOE matrix (off-diagonal
 variance ``1/d``), the spectral density ``mu_Delta`` of ``Y`` has a Stieltjes transform ``g`` that
-solves the cubic (SPEC section 2, ``k = 1/rho``, ``s = sqrt(k)``)
+solves the cubic (docs/theory.md §2, ``k = 1/rho``, ``s = sqrt(k)``)
 
     s Delta g^3 - (s z + Delta) g^2 + (z + s - 1/s) g - 1 = 0 .
 

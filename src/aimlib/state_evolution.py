@@ -1,4 +1,4 @@
-"""State evolution of the Bayes-optimal estimator (replica-symmetric fixed point, SPEC section 3).
+"""State evolution of the Bayes-optimal estimator (replica-symmetric fixed point, docs/theory.md §3).
 
 The overlap ``q`` in ``[rho, Q0]`` (``Q0 = 1 + rho``) solves
 
@@ -260,7 +260,7 @@ def solve(
     beta : float
         Softmax inverse temperature (SE does not depend on it).
     variant : {"exact", "density"}
-        Hardmax output function; ``"density"`` is the published error of SPEC section 7.
+        Hardmax output function; ``"density"`` is the published error of docs/theory.md §7.
     tol : float
         Fixed-point tolerance on ``|F(q) - q|``.
 
