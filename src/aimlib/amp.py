@@ -1,4 +1,4 @@
-"""AMP for the attention-indexed model: GAMP with the rotation-invariant prior denoiser (docs/theory.md §4).
+"""AMP for the attention-indexed model: GAMP with the RIE prior denoiser (docs/theory.md §4).
 
 Matrix form, never forming the ``n x T x T x d x d`` sensing tensor: memory is ``O(n T^2 + d^2)``
 plus one chunk of tokens (or all of them, ``O(n T d)``, when they fit ``token_budget``). Each

@@ -1,7 +1,7 @@
 """Output channels of the attention-indexed model: what state evolution and AMP need of them.
 
-Pair coordinates ``a <= b`` carry weights ``w_aa = 2`` and ``w_ab = 1`` (docs/theory.md §3).  For each
-channel this module provides
+Pair coordinates ``a <= b`` carry weights ``w_aa = 2`` and ``w_ab = 1`` (docs/theory.md §3).
+For each channel this module provides
 
 * ``q_hat(alpha, q, V)``: the state-evolution output update ``2 alpha E[sum_{a<=b} w_ab g_ab^2]``;
 * ``g_out(...)``: the output function ``g_ab = d log Z_out / d omega_ab`` evaluated on samples (used

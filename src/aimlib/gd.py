@@ -1,4 +1,4 @@
-"""Gradient-descent baselines (docs/theory.md §5): full-batch Adam on the softmax outputs, GD and averaged GD.
+"""Gradient-descent baselines (docs/theory.md §5): full-batch Adam on the softmax outputs.
 
 The student has the teacher's width, ``S_W = W W^T / sqrt(r d)``, and predicts
 ``y(X; S_W)`` with the teacher's beta; the loss is ``(1/d) sum_mu ||y_hat_mu - y_mu||_F^2``.

@@ -1,4 +1,4 @@
-"""State evolution of the Bayes-optimal estimator (replica-symmetric fixed point, docs/theory.md §3).
+"""State evolution of the Bayes-optimal estimator (replica-symmetric, docs/theory.md §3).
 
 The overlap ``q`` in ``[rho, Q0]`` (``Q0 = 1 + rho``) solves
 
