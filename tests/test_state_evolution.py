@@ -9,7 +9,7 @@ from aimlib import state_evolution as se
 
 
 def test_softmax_reference_value():
-    """docs/theory.md §7: the softmax curve of the paper, rho = 0.5, T = 2, alpha = 0.0919: 0.4434."""
+    """The softmax curve of the paper (theory §7), rho = 0.5, T = 2, alpha = 0.0919: 0.4434."""
     r = se.solve("softmax", 0.0919, 0.5, T=2)
     assert r.error == pytest.approx(0.4434, abs=1e-4)
     assert r.converged and not r.disagree
@@ -48,7 +48,7 @@ def test_softmax_infinite_width_limit():
 
 @pytest.mark.parametrize("alpha,exact,published", [(0.4583, 0.237, 0.512), (4.80, 0.0044, 0.090)])
 def test_hardmax_correction_regression(alpha, exact, published):
-    """docs/theory.md §7: the density-based g_out reproduces the published curve, the exact one does not."""
+    """theory §7: the density g_out reproduces the published curve, the exact one does not."""
     r_exact = se.solve("hardmax", alpha, 0.5)
     r_dens = se.solve("hardmax", alpha, 0.5, variant="density")
     assert r_exact.error == pytest.approx(exact, rel=0.01)
