@@ -187,7 +187,10 @@ def _hardmax_table(density: bool, scale: float, step: float, tmax: float):
 #: A = 1 resolves the unit-width strips for any narrow V; A = 0.05 resolves the Gaussian of width
 #: sqrt(q/V) down to q/V = 1e-3.  Below that, the grid is scaled to the Gaussian and the integrand
 #: is evaluated directly (only the small-width limit near its threshold goes there).
-_HARDMAX_GRIDS = ((0.25, 1.0, HARDMAX_TMAX), (1e-3, 0.05, 6.0))
+#: From q/V = 1e7 on (alpha of thousands) the Gaussian is wider than A sinh(HARDMAX_TMAX) can
+#: reach at A = 1 (truncation error 5e-4 at q/V = 3e8 before this grid); sinh(14.5) ~ 1e6 covers
+#: q/V up to about 1e10.
+_HARDMAX_GRIDS = ((1e7, 1.0, HARDMAX_TMAX + 3.0), (0.25, 1.0, HARDMAX_TMAX), (1e-3, 0.05, 6.0))
 
 
 def hardmax_second_moment(q: float, V: float, *, density: bool = False,

@@ -1,0 +1,192 @@
+"""How the Bayes-optimal error vanishes: large-alpha laws (hardmax) and the approach to perfect
+recovery (softmax), from the state evolution's small-V expansion (docs/theory.md §9).
+
+At a fixed point ``V = Q0 - q = mmse(1 / q_hat)``, and for small noise the prior's MMSE is
+linear, ``mmse(Delta) = f Delta - c2 Delta^2 + ...`` with ``f = 2 rho - rho^2`` (``rho <= 1``)
+or 1 (``rho >= 1``), the fraction of free parameters, and ``c2`` in closed form
+(:func:`mmse_curvature`).  What differs between channels is how ``q_hat = 2 alpha E[sum w g^2]``
+grows as ``V -> 0``:
+
+* **hardmax, exact g_out**: the expectation concentrates on the two strips of width
+  ``sqrt(3V)`` around the argmax boundaries, ``E[sum w g^2] ~ K / sqrt(V)`` with
+  ``K = J sqrt(2 / (pi q))`` and ``J = int phi(k)^2 / (Phi(k) Phi(-k)) dk = 1.80639...``.  Then
+  ``V = f sqrt(V) / (2 alpha K)``, i.e.
+
+      E ~ f^2 pi Q0 / (8 J^2) * alpha^-2;
+
+* **hardmax, published density g_out**: the density puts weight only near the corner where both
+  comparisons are ties, an area ``3V``, so ``E[sum w g^2] -> K_d(q) = I_d / q`` stays finite
+  (``I_d`` a fixed 2-D integral), ``q_hat ~ 2 alpha K_d``, and
+
+      E ~ f Q0 / (2 I_d) * alpha^-1,
+
+  the ``O(1/alpha)`` the paper reports, which holds only for its incorrect curve;
+* **softmax**: ``q_hat = alpha_bar / V`` exactly, so ``V = mmse(V / alpha_bar)`` and, writing
+  ``Delta = V / alpha_bar``, ``alpha_bar = f - c2 Delta + ...``: the error vanishes linearly at
+  ``alpha_bar_c = f``, ``E ~ (f / c2) (alpha_bar_c - alpha_bar)``; at ``rho = 1`` the prior's
+  spectrum touches 0, ``mmse(Delta) = Delta - c Delta^(5/3)`` and
+  ``E ~ (2/3) (1 - alpha_bar)^(3/2)``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from . import prior
+
+__all__ = ["PowerLaw", "large_alpha", "near_perfect_recovery", "mmse_slope", "mmse_curvature",
+           "strip_constant", "hardmax_channel_limit"]
+
+
+@dataclass(frozen=True)
+class PowerLaw:
+    """An asymptotic law of the Bayes-optimal error.
+
+    Attributes
+    ----------
+    channel, variant : str
+    rho : float
+    T : int
+    regime : {"large_alpha", "perfect_recovery"}
+        ``"large_alpha"``: ``E ~ prefactor * alpha^-exponent`` as ``alpha -> infinity``;
+        ``"perfect_recovery"``: ``E ~ prefactor * (alpha_bar_c - alpha_bar)^exponent`` as
+        ``alpha_bar -> alpha_bar_c`` from below.
+    exponent, prefactor : float
+    alpha_bar_c : float
+        Perfect-recovery threshold (``nan`` for the large-alpha regime).
+    """
+
+    channel: str
+    variant: str
+    rho: float
+    T: int
+    regime: str
+    exponent: float
+    prefactor: float
+    alpha_bar_c: float = math.nan
+
+    def error(self, alpha) -> np.ndarray:
+        """The law at sample ratio(s) ``alpha`` (for softmax, through ``alpha_bar``; zero beyond
+        the threshold)."""
+        a = np.asarray(alpha, dtype=np.float64)
+        if self.regime == "large_alpha":
+            return self.prefactor * a ** (-self.exponent)
+        gap = np.maximum(self.alpha_bar_c - a * (self.T * self.T + self.T - 2), 0.0)
+        return self.prefactor * gap**self.exponent
+
+
+def mmse_slope(rho: float) -> float:
+    """``f(rho) = lim mmse(Delta) / Delta`` as ``Delta -> 0``: ``2 rho - rho^2`` for
+    ``rho <= 1``, else 1."""
+    rho = prior._check_rho(rho)
+    return 2.0 * rho - rho * rho if rho <= 1.0 else 1.0
+
+
+def mmse_curvature(rho: float) -> float:
+    """``c2 = lim (f Delta - mmse(Delta)) / Delta^2``: ``rho^2 (1 + rho) / (1 - rho)`` for
+    ``rho < 1`` and ``rho / (rho - 1)`` for ``rho > 1`` (checked against :func:`aimlib.prior.mmse`
+    to 1e-7 in the tests).  At ``rho = 1`` the expansion is not analytic (ValueError)."""
+    rho = prior._check_rho(rho)
+    if rho == 1.0:
+        raise ValueError("rho=1: mmse(Delta) = Delta - c Delta^(5/3), no Delta^2 term")
+    return rho * rho * (1.0 + rho) / (1.0 - rho) if rho < 1.0 else rho / (rho - 1.0)
+
+
+@lru_cache(maxsize=1)
+def strip_constant() -> float:
+    """``J = int phi(k)^2 / (Phi(k) Phi(-k)) dk`` (1.806394571137...), the hardmax strip
+    integral, by adaptive quadrature in log space (error estimate below 1e-13)."""
+    from scipy import integrate, special
+
+    def f(k):
+        return math.exp(-k * k - math.log(2.0 * math.pi) - special.log_ndtr(k)
+                        - special.log_ndtr(-k))
+
+    val, err = integrate.quad(f, -np.inf, np.inf, epsabs=1e-14, epsrel=1e-13, limit=200)
+    assert err < 1e-11
+    return float(val)
+
+
+@lru_cache(maxsize=1)
+def _density_corner_integral() -> float:
+    """``I_d = q lim_{V -> 0} E[sum w g^2]`` for the density g_out: the channel's 2-D integral
+    over ``kappa`` with no Gaussian weight (the omega-density at the tie corner factored out),
+    on the hardmax SE grid (step halving changes it by less than 1e-10)."""
+    from .channels import HARDMAX_STEP, HARDMAX_TMAX, _gauss_sum, _hardmax_table
+
+    kappa, jac, table = _hardmax_table(True, 1.0, float(HARDMAX_STEP), float(HARDMAX_TMAX))
+    return _gauss_sum(kappa, jac, table, 0.0) / (math.pi * math.sqrt(8.0))
+
+
+def hardmax_channel_limit(q: float, variant: str = "exact") -> float:
+    """The small-V limit of the hardmax channel sum at overlap ``q``:
+    ``lim sqrt(V) E[sum w g^2] = J sqrt(2 / (pi q))`` (exact g_out) or
+    ``lim E[sum w g^2] = I_d / q`` (density g_out)."""
+    if not q > 0:
+        raise ValueError(f"q must be > 0, got q={q!r}")
+    if variant == "exact":
+        return strip_constant() * math.sqrt(2.0 / (math.pi * q))
+    if variant == "density":
+        return _density_corner_integral() / q
+    raise ValueError(f"variant must be 'exact' or 'density', got variant={variant!r}")
+
+
+def near_perfect_recovery(rho: float, T: int = 2) -> PowerLaw:
+    """Softmax: ``E ~ prefactor (alpha_bar_c - alpha_bar)^exponent`` below the perfect-recovery
+    threshold ``alpha_bar_c = f(rho)``: exponent 1 and prefactor ``f / c2`` for ``rho != 1``
+    (``(2 - rho)(1 - rho) / (rho (1 + rho))`` below 1, ``(rho - 1) / rho`` above), exponent 3/2
+    and prefactor 2/3 at ``rho = 1`` (identified numerically: the SE ratio tends to 2/3 within
+    0.5 % at 1e-4 below the threshold; not derived in closed form)."""
+    rho = prior._check_rho(rho)
+    if int(T) != T or T < 2:
+        raise ValueError(f"T must be an integer >= 2, got T={T!r}")
+    f = mmse_slope(rho)
+    if rho == 1.0:
+        exponent, pref = 1.5, 2.0 / 3.0
+    else:
+        exponent, pref = 1.0, f / mmse_curvature(rho)
+    return PowerLaw("softmax", "exact", rho, int(T), "perfect_recovery", exponent, pref, f)
+
+
+def large_alpha(channel: str, rho: float, T: int = 2, variant: str = "exact") -> PowerLaw:
+    """The law by which the Bayes-optimal error vanishes (module docstring).
+
+    Parameters
+    ----------
+    channel : {"hardmax", "softmax"}
+        Hardmax: ``E ~ prefactor alpha^-exponent`` (exponent 2 with the exact g_out, 1 with the
+        published density).  Softmax reaches zero error at a finite ``alpha_bar_c``: its law is
+        that of :func:`near_perfect_recovery`.
+    rho : float
+        Width ratio, ``> 0``.
+    T : int
+        Tokens (hardmax: 2 only).
+    variant : {"exact", "density"}
+        Hardmax output function.
+
+    Returns
+    -------
+    PowerLaw
+    """
+    rho = prior._check_rho(rho)
+    if channel == "softmax":
+        if variant != "exact":
+            raise ValueError(f"softmax has no variant {variant!r}: only 'exact'")
+        return near_perfect_recovery(rho, T)
+    if channel != "hardmax":
+        raise ValueError(f"channel must be 'softmax' or 'hardmax', got channel={channel!r}")
+    if T != 2:
+        raise ValueError(f"hardmax is implemented for T = 2 only, got T={T!r}")
+    f, Q0 = mmse_slope(rho), 1.0 + rho
+    if variant == "exact":
+        J = strip_constant()
+        return PowerLaw("hardmax", "exact", rho, 2, "large_alpha", 2.0,
+                        f * f * math.pi * Q0 / (8.0 * J * J))
+    if variant == "density":
+        return PowerLaw("hardmax", "density", rho, 2, "large_alpha", 1.0,
+                        f * Q0 / (2.0 * _density_corner_integral()))
+    raise ValueError(f"variant must be 'exact' or 'density', got variant={variant!r}")
