@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
 __all__ = ["DEFAULT_STYLE", "rho_color", "T_color", "beta_color", "d_color", "fig1a", "fig1b",
-           "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6", "save"]
+           "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6", "fig7", "save"]
 
 DEFAULT_STYLE: dict = {
     "width": 4.8,
@@ -159,11 +159,27 @@ def _amp_markers(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=N
             label = None
 
 
+def _paper_curves(ax, curves: Sequence[xr.Dataset], x: str, style: dict):
+    """Split off the density-variant SE curves and draw them thin and dashed in their rho's
+    colour (the curves as the paper computed them); return the exact ones."""
+    paper = [c for c in curves if c.attrs.get("variant", "exact") == "density"]
+    for ds in paper:
+        xs = ds[x].values if x in ds.coords or x in ds else ds["alpha"].values
+        ax.plot(xs, ds["error"].values, color=rho_color(float(ds.attrs["rho"]), style),
+                lw=0.6 * style["line_width"], ls=(0, (3, 2)), alpha=0.9)
+    if paper:
+        ax.plot([], [], color="0.4", lw=0.6 * style["line_width"], ls=(0, (3, 2)),
+                label=r"as published (density $g_{out}$)")
+    return [c for c in curves if c.attrs.get("variant", "exact") != "density"]
+
+
 def fig1a(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
           axes: Mapping | None = None, style: Mapping | None = None):
-    """Hardmax, T = 2: error against alpha for each rho; SE lines and AMP markers (mean +- std)."""
+    """Hardmax, T = 2: error against alpha for each rho; SE lines and AMP markers (mean +- std),
+    and, thin and dashed, the curves as the paper computed them (density g_out)."""
     s = _style(style)
     fig, ax = _new(s)
+    curves = _paper_curves(ax, curves, "alpha", s)
     _se_lines(ax, curves, "alpha", s)
     if amp:
         _amp_markers(ax, amp, "alpha", s, label="AMP")
@@ -178,9 +194,11 @@ def fig1a(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
 
 def fig1b(curves: Sequence[xr.Dataset], limit: xr.Dataset, *, axes: Mapping | None = None,
           style: Mapping | None = None):
-    """Hardmax, T = 2: SE error against alpha_bar = alpha / rho, with the rho -> 0 limit."""
+    """Hardmax, T = 2: SE error against alpha_bar = alpha / rho, with the rho -> 0 limit, and,
+    thin and dashed, the curves as the paper computed them (density g_out)."""
     s = _style(style)
     fig, ax = _new(s)
+    curves = _paper_curves(ax, curves, "alpha_bar", s)
     _se_lines(ax, curves, "alpha_bar", s)
     ax.plot(limit["alpha_bar"].values, limit["error"].values, color="black", ls="--",
             lw=s["line_width"], label=r"$\rho \to 0$")
@@ -340,6 +358,77 @@ def fig6(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
     ax.set_ylabel("estimation error")
     ax.set_title(rf"hardmax, $T=2$, $\rho={_fmt_rho(rho)}$: exact vs published $g_{{out}}$")
     ax.legend(loc="lower left", frameon=False, fontsize=s["font_size"] - 2)
+    return fig
+
+
+def _slope_fit(alpha: np.ndarray, mean: np.ndarray, sem: np.ndarray):
+    """Weighted least-squares slope of ``log mean`` against ``log alpha`` and its standard error
+    (weights from the standard error of each mean); ``None`` below two points."""
+    ok = np.isfinite(mean) & (mean > 0) & np.isfinite(sem)
+    if ok.sum() < 2:
+        return None
+    x, y = np.log(alpha[ok]), np.log(mean[ok])
+    sig = np.maximum(sem[ok] / mean[ok], 1e-3)  # relative error of each mean, floored
+    if ok.sum() == 2:
+        slope = (y[1] - y[0]) / (x[1] - x[0])
+        return slope, math.hypot(sig[0], sig[1]) / abs(x[1] - x[0])
+    coef, cov = np.polyfit(x, y, 1, w=1.0 / sig, cov="unscaled")
+    return float(coef[0]), float(math.sqrt(cov[0, 0]))
+
+
+def fig7(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
+         axes: Mapping | None = None, style: Mapping | None = None):
+    """How the hardmax error vanishes (docs/theory.md §9): (a) SE with the exact g_out (solid)
+    and with the published density (dashed) against alpha, the two asymptotic laws (thin dashed
+    grey: ``alpha^-2`` and ``alpha^-1``), and AMP at large alpha with the slope fitted on its
+    means; (b) ``alpha^2 E`` against alpha, where the exact curves flatten to their prefactor
+    and the density curves keep growing."""
+    from .asymptotics import large_alpha
+
+    s = _style(style)
+    plt.rcParams.update({"font.size": s["font_size"], "mathtext.fontset": "cm"})
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(2 * s["width"], s["height"]),
+                                 layout="constrained")
+    ls = {"exact": "-", "density": "--"}
+    for ds in sorted(curves, key=lambda c: (c.attrs["rho"], c.attrs["variant"])):
+        rho, v = float(ds.attrs["rho"]), ds.attrs["variant"]
+        a, e = ds["alpha"].values, ds["error"].values
+        color = rho_color(rho, s)
+        lab = rf"SE $\rho={_fmt_rho(rho)}$" + ("" if v == "exact" else r", density (paper)")
+        ax.plot(a, e, color=color, lw=s["line_width"], ls=ls[v], label=lab)
+        bx.plot(a, a * a * e, color=color, lw=s["line_width"], ls=ls[v])
+        law = large_alpha("hardmax", rho, variant=v)
+        big = a >= 1.0
+        ax.plot(a[big], law.error(a[big]), color="0.45", lw=0.8, ls=(0, (4, 3)), zorder=1)
+        bx.plot(a[big], a[big] ** 2 * law.error(a[big]), color="0.45", lw=0.8, ls=(0, (4, 3)),
+                zorder=1)
+    ax.plot([], [], color="0.45", lw=0.8, ls=(0, (4, 3)),
+            label=r"laws $c_2\alpha^{-2}$ (exact), $c_1\alpha^{-1}$ (density)")
+    for agg in sorted(amp, key=lambda c: c.attrs["rho"]):
+        rho = float(agg.attrs["rho"])
+        n = np.maximum(agg["n_converged"].values, 1)
+        fit = _slope_fit(agg["alpha"].values, agg["mean"].values, agg["std"].values / np.sqrt(n))
+        fit_text = rf": slope ${fit[0]:.2f}\pm{fit[1]:.2f}$" if fit else ""
+        _amp_markers(ax, [agg], "alpha", s, filled=True,
+                     label=rf"AMP $d={agg.attrs['d']}$, $\rho={_fmt_rho(rho)}$" + fit_text)
+        a = agg["alpha"].values
+        bx.errorbar(a, a * a * agg["mean"].values, yerr=a * a * agg["std"].values, fmt="o",
+                    color=rho_color(rho, s), ms=s["marker_size"], capsize=1.5, elinewidth=0.8,
+                    ls="none")
+    _axes(ax, axes)
+    _off_axis(ax, amp, "alpha", s)
+    ax.set_xlabel(r"$\alpha = n/d^2$")
+    ax.set_ylabel("estimation error")
+    ax.set_title(r"(a) hardmax, $T=2$: error against $\alpha$")
+    ax.legend(loc="lower left", frameon=False, fontsize=s["font_size"] - 3)
+    bx.set_xscale("log")
+    bx.set_yscale("log")
+    if axes and axes.get("xlim"):
+        bx.set_xlim(*axes["xlim"])
+    bx.grid(True, which="major", alpha=0.25)
+    bx.set_xlabel(r"$\alpha$")
+    bx.set_ylabel(r"$\alpha^2\,E$")
+    bx.set_title(r"(b) $\alpha^2 E$: flat for $\alpha^{-2}$, rising for $\alpha^{-1}$")
     return fig
 
 

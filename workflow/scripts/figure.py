@@ -30,6 +30,8 @@ with job_log(sm.log[0], threads=sm.threads) as log:
         fig = figures.fig5(se, **kw)
     elif name == "fig6":
         fig = figures.fig6(se, amp, **kw)
+    elif name == "fig7":
+        fig = figures.fig7(se, amp, **kw)
     else:
         raise ValueError(f"no figure function for {name!r}")
     figures.save(fig, [sm.output.pdf, sm.output.png], dpi=sm.params.style.get("dpi"))
