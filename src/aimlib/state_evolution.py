@@ -28,6 +28,7 @@ __all__ = [
     "FixedPointResult",
     "SEResult",
     "fixed_point",
+    "test_error",
     "solve",
     "curve",
     "alpha_bar",
@@ -418,3 +419,32 @@ def small_width_curve(alpha_bars, variant: str = "exact", tol: float = TOL) -> x
 
 
 __all__ += ["SmallWidthResult", "Softmax", "Hardmax"]
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def test_error(channel: str, alpha: float, rho: float, T: int = 2, beta: float = 1.0,
+               predictor: str = "bayes", *, variant: str = "exact") -> float:
+    """Bayes-optimal test error on a fresh sample at the SE fixed point (docs/theory.md §10).
+
+    Parameters
+    ----------
+    channel : {"softmax", "hardmax"}
+    alpha, rho, T, beta
+        As in :func:`solve`; the test error of softmax depends on ``beta`` (SE does not).
+    predictor : {"bayes", "plugin", "argmax"}
+        ``"bayes"``: ``E ||y(X; S*) - E[y(X; S*) | data]||_F^2``; ``"plugin"``:
+        ``E ||y(X; S*) - y(X; S_hat)||_F^2`` with ``S_hat`` the Bayes-optimal estimate;
+        ``"argmax"`` (hardmax): the probability that a row's predicted argmax differs.
+
+    Returns
+    -------
+    float
+        See :mod:`aimlib.generalisation` for the integrals and their error estimates.
+    """
+    from . import generalisation
+
+    generalisation._check(channel, T, beta, predictor)
+    q = solve(channel, alpha, rho, T, beta, variant=variant).q
+    return generalisation.bayes(channel, min(q, 1.0 + rho), rho, T, beta, predictor).value
