@@ -54,7 +54,10 @@ class GDResult:
     S_avg: np.ndarray = field(default=None, repr=False)
 
 
-@njit(cache=True)
+# ``reassoc`` only: it lets LLVM vectorise the length-r dot products by summing them in another
+# order (as BLAS does); no other fast-math flag (no NaN/Inf assumptions, no approximate exp or
+# reciprocals), and the kernel matches the numpy reference to 1e-12 (tests/test_gd.py).
+@njit(cache=True, fastmath={"reassoc"})
 def _softmax_layer(Z, y, beta, c, trace, r, d, GZ, loss, gdiag):  # pragma: no cover - numba
     """Forward and backward pass through the indices and the softmax, per sample and student.
 
@@ -62,7 +65,9 @@ def _softmax_layer(Z, y, beta, c, trace, r, d, GZ, loss, gdiag):  # pragma: no c
     ``mu``, columns ``k r .. (k + 1) r`` student ``k``).  Adds each student's loss to ``loss``
     and ``sum_mu Tr G_mu`` to ``gdiag``, and writes ``(G + G^T) Z`` into ``GZ`` in ``Z``'s
     layout, ready for the backward product ``X^T GZ``.  Serial; contiguous slices so that the
-    inner loops vectorise (no fastmath: sums keep their order).
+    inner loops vectorise.  The two loops over ``r`` run in
+    ``Z``'s precision (float32 with float32 products, like the GEMMs around them); the softmax,
+    loss and ``G`` are float64.
     """
     nT, Kr = Z.shape
     T = y.shape[1]
@@ -70,6 +75,8 @@ def _softmax_layer(Z, y, beta, c, trace, r, d, GZ, loss, gdiag):  # pragma: no c
     K = Kr // r
     h = np.empty((T, T))
     G = np.empty((T, T))
+    Gs = np.empty((T, T), dtype=Z.dtype)  # G + G^T in Z's precision, for the mixing loop
+    zero = Z[0, 0] - Z[0, 0]  # 0 in Z's precision: float32 products accumulate in float32
     for i in range(n):
         row = i * T
         for k in range(K):
@@ -78,7 +85,7 @@ def _softmax_layer(Z, y, beta, c, trace, r, d, GZ, loss, gdiag):  # pragma: no c
                 za = Z[row + a, base:base + r]
                 for b in range(a, T):
                     zb = Z[row + b, base:base + r]
-                    s = 0.0
+                    s = zero
                     for j in range(r):
                         s += za[j] * zb[j]
                     h[a, b] = s
@@ -106,10 +113,13 @@ def _softmax_layer(Z, y, beta, c, trace, r, d, GZ, loss, gdiag):  # pragma: no c
                 gdiag[k] += G[a, a]
             loss[k] += lk / d
             for a in range(T):
-                out = GZ[row + a, base:base + r]
-                out[:] = 0.0
                 for b in range(T):
-                    g = G[a, b] + G[b, a]
+                    Gs[a, b] = G[a, b] + G[b, a]
+            for a in range(T):
+                out = GZ[row + a, base:base + r]
+                out[:] = zero
+                for b in range(T):
+                    g = Gs[a, b]
                     zb = Z[row + b, base:base + r]
                     for j in range(r):
                         out[j] += g * zb[j]
