@@ -390,7 +390,7 @@ def fig7(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(2 * s["width"], s["height"]),
                                  layout="constrained")
     ls = {"exact": "-", "density": "--"}
-    for ds in sorted(curves, key=lambda c: (c.attrs["rho"], c.attrs["variant"])):
+    for ds in sorted(curves, key=lambda c: (c.attrs["rho"], c.attrs["variant"] != "exact")):
         rho, v = float(ds.attrs["rho"]), ds.attrs["variant"]
         a, e = ds["alpha"].values, ds["error"].values
         color = rho_color(rho, s)
