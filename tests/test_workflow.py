@@ -8,7 +8,7 @@ import pytest
 import xarray as xr
 from conftest import copy_workflow
 
-FIGS = ["fig1a", "fig1b", "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6", "fig7"]
+FIGS = ["fig1a", "fig1b", "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6", "fig7", "fig8"]
 
 
 def _snakemake(cwd, *args, timeout=1800):
@@ -107,8 +107,8 @@ def test_quick_preset_end_to_end(workdir):
     with xr.open_dataset(next((workdir / "data" / "amp").rglob("*.nc"))) as ds:
         assert ds.sizes["seed"] >= 2 and "stop_reason" in ds and "error_history" in ds
     aggs = sorted((workdir / "data" / "agg").rglob("amp_*.nc"))
-    assert len(aggs) == 18  # fig1a 3, fig2b 2, fig4 2, fig6 2, fig7 3, fig3 2 channels x 3 d
-    assert len(list((workdir / "data" / "agg").rglob("*gd_*.nc"))) == 12
+    assert len(aggs) == 20  # fig1a 3, fig2b 2, fig4 2, fig6 2, fig7 3, fig8 2, fig3 2 x 3 d
+    assert len(list((workdir / "data" / "agg").rglob("*gd_*.nc"))) == 14
     fs = xr.load_dataset(workdir / "data" / "agg" / "fig3" / "finite_size_amp.nc")
     assert set(fs["channel"].values) == {"softmax", "hardmax"} and list(fs["d"]) == [30, 50, 80]
     assert {"gap", "slope", "slope_err", "e_inf", "e_inf_err"} <= set(fs.data_vars)

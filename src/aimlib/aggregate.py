@@ -10,7 +10,8 @@ import xarray as xr
 __all__ = ["aggregate_runs", "stack_seeds"]
 
 
-def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error") -> xr.Dataset:
+def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error",
+                   extras: dict[str, str] | None = None) -> xr.Dataset:
     """Mean and standard deviation over seeds of ``value``, per ``alpha``.
 
     Runs that did not converge are kept in ``errors`` (with ``converged = 0``) but left out of
@@ -24,6 +25,10 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error") -> xr.Datas
         one alpha); every other attribute must agree across runs (it is copied to the result).
     value : str
         The variable to aggregate.
+    extras : dict, optional
+        Further per-run variables to average over the same converged runs, as
+        ``{output name: run variable}``: each gives ``<name>_mean`` and ``<name>_std`` on
+        ``alpha`` (skipped when a run lacks the variable, e.g. caches made before it existed).
 
     Returns
     -------
@@ -64,6 +69,15 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error") -> xr.Datas
         },
         coords={"alpha": np.array(alphas), "seed": np.array(seeds)},
     )
+    for name, var in (extras or {}).items():
+        if not all(var in r for r in runs):
+            continue
+        ev = np.full((len(alphas), len(seeds)), np.nan)
+        for r in runs:
+            ev[ai[float(r.attrs["alpha"])], si[int(r.attrs["seed"])]] = float(r[var])
+        ev = np.where(conv == 1, ev, np.nan)
+        ds[f"{name}_mean"] = ("alpha", _nanmean(ev))
+        ds[f"{name}_std"] = ("alpha", _nanstd(ev))
     skip = {"alpha", "seed", "n", "config", "code_version"}
     for k, v in runs[0].attrs.items():
         if k not in skip:

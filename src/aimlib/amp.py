@@ -61,6 +61,10 @@ DIVERGENCE_WINDOW = 25
 #: ``STALL_WINDOW`` iterations must bring it below ``tol`` within the remaining budget.
 STALL_WINDOW = 50
 #: Reasons an attempt stops (``AMPResult.stop_reason``).
+#: AMP's smallest ``d`` per token (its RIE and Onsager terms are large-d approximations; at d = 2
+#: it reports nonsense as converged).
+MIN_D_PER_T = 5
+
 STOP_REASONS = ("converged", "stalled", "diverged", "nan", "max_iter", "inconsistent")
 
 
@@ -394,8 +398,6 @@ def run(
         raise ValueError(f"tol must be > 0, got tol={tol!r}")
     if int(max_iter) < 1:
         raise ValueError(f"max_iter must be >= 1, got max_iter={max_iter!r}")
-    from .config import MIN_D_PER_T
-
     if data.d < MIN_D_PER_T * data.T:
         raise ValueError(f"d={data.d} is too small for AMP at T={data.T}: it needs "
                          f"d >= {MIN_D_PER_T} T")

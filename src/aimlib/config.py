@@ -38,10 +38,6 @@ __all__ = [
 STAGES = ("amp", "gd")
 
 
-#: AMP's smallest ``d`` per token (its RIE and Onsager terms are large-d approximations; at d = 2
-#: it reports nonsense as converged).
-MIN_D_PER_T = 5
-
 
 class ConfigError(ValueError):
     """A configuration value is impossible; the message names the key."""
@@ -192,6 +188,8 @@ def check(config: dict) -> None:
                     _positive(b, f"{base}.{stage}.beta[{i}]")
                 seeds, ds = block["seeds"], as_list(block["d"])
                 if stage == "amp":
+                    from .amp import MIN_D_PER_T
+
                     for i, d in enumerate(ds):
                         for T in as_list(block.get("T", exp["T"])):
                             if int(d) < MIN_D_PER_T * int(T):

@@ -44,7 +44,9 @@ class GDResult:
     steps : int
         Adam steps taken.
     S_avg : numpy.ndarray
-        The averaged estimate.
+        The averaged estimate (AGD).
+    S_first : numpy.ndarray
+        The estimate of the first initialisation (plain GD).
     """
 
     error: float
@@ -52,6 +54,7 @@ class GDResult:
     loss: np.ndarray = field(repr=False)
     steps: int = 0
     S_avg: np.ndarray = field(default=None, repr=False)
+    S_first: np.ndarray = field(default=None, repr=False)
 
 
 # ``reassoc`` only: it lets LLVM vectorise the length-r dot products by summing them in another
@@ -261,11 +264,13 @@ def run(
                 S = _s_of_w(W[k])
                 errors[lo + k] = estimation_error(S, data.S)
                 S_sum += S
+                if lo + k == 0:
+                    S_first = S
     finally:
         if bar is not None:
             bar.close()
     S_avg = S_sum / K
-    return GDResult(estimation_error(S_avg, data.S), errors, losses, int(steps), S_avg)
+    return GDResult(estimation_error(S_avg, data.S), errors, losses, int(steps), S_avg, S_first)
 
 
 def _adam(W, X, y, beta, lr, steps, work, losses, progress, bar):

@@ -30,7 +30,7 @@ from scipy import special
 
 from . import prior
 
-__all__ = ["TestError", "from_overlaps", "bayes", "PREDICTORS"]
+__all__ = ["TestError", "Evaluation", "from_overlaps", "bayes", "evaluate", "PREDICTORS"]
 
 PREDICTORS = ("bayes", "plugin", "argmax")
 #: Gauss-Hermite nodes per dimension (doubling them changes the T = 2 results by < 1e-10 at
@@ -186,3 +186,54 @@ def _softmax_rqmc(m: float, Q: float, Q0: float, T: int, beta: float, *, bayes: 
         vals.append(T * (y2 - float(np.mean(np.sum(ybar * ybar, axis=1)))))
     vals = np.asarray(vals)
     return TestError(float(vals.mean()), float(vals.std(ddof=1) / math.sqrt(len(vals))), "rqmc")
+
+
+#: Fresh samples on which :func:`evaluate` measures a test error.
+N_TEST = 10_000
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """An estimate measured on fresh samples, next to the Gaussian prediction from its overlaps.
+
+    Attributes
+    ----------
+    m, Q, Q0 : float
+        Overlaps of the estimate with the teacher, its squared norm, the teacher's.
+    measured, measured_sem : float
+        Mean plug-in test error over the fresh samples and its standard error.
+    predicted : float
+        :func:`from_overlaps` at ``(m, Q)`` with the teacher's own ``Q0``.
+    """
+
+    m: float
+    Q: float
+    Q0: float
+    measured: float
+    measured_sem: float
+    predicted: float
+
+
+def evaluate(data, S_hat: np.ndarray, n_test: int = N_TEST,
+             rng: np.random.Generator | None = None) -> Evaluation:
+    """Measure the plug-in test error of ``S_hat`` on ``n_test`` fresh samples of ``data``'s
+    teacher (by default drawn from the data's own seed, spawn key 3, so runs are reproducible),
+    and predict it from the estimate's overlaps."""
+    from .model import _outputs, attention_indices
+
+    if rng is None:
+        rng = np.random.default_rng(np.random.SeedSequence(list(data.token_entropy),
+                                                           spawn_key=(3,)))
+    m, Q, Q0 = data.overlaps(S_hat)
+    errs = np.empty(int(n_test))
+    chunk = 4096
+    for lo in range(0, int(n_test), chunk):
+        hi = min(int(n_test), lo + chunk)
+        X = rng.standard_normal((hi - lo, data.T, data.d))
+        y_hat = _outputs(data.channel, attention_indices(X, S_hat), data.beta, data.T)
+        y = _outputs(data.channel, attention_indices(X, data.S), data.beta, data.T)
+        errs[lo:hi] = np.sum((y_hat - y) ** 2, axis=(-2, -1))
+    pred = from_overlaps(data.channel, m, min(Q, 1e12), data.rho, data.T, data.beta, Q0=Q0) \
+        if m * m <= Q * Q0 and Q > 0 else TestError(math.nan, math.nan, "")
+    return Evaluation(m, Q, Q0, float(errs.mean()), float(errs.std(ddof=1) / math.sqrt(len(errs))),
+                      pred.value)

@@ -21,21 +21,60 @@ __all__ = ["CacheError", "read_cache", "code_version", "write_netcdf", "read_net
 _PKG = Path(__file__).resolve().parent
 
 
-def code_version(*modules: str) -> str:
-    """Version string of the package plus a hash of the named modules' source files.
+def _imports(name: str) -> set[str]:
+    """The aimlib modules that module ``name`` imports (``from .x import``, ``from . import x``,
+    ``import aimlib.x``), read from its source with :mod:`ast` (imports inside functions too)."""
+    import ast
 
-    ``code_version("amp", "channels")`` changes when ``amp.py`` or ``channels.py`` changes, so a
-    Snakemake rule that passes it as a ``params:`` entry re-runs exactly when the code its results
-    depend on changes.  With no names, every module of the package is hashed.
+    tree = ast.parse((_PKG / f"{name}.py").read_text())
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 1 and node.module:
+                out.add(node.module.split(".")[0])
+            elif node.level == 1:
+                out.update(a.name for a in node.names)
+            elif node.module and node.module.startswith("aimlib"):
+                parts = node.module.split(".")
+                if len(parts) > 1:
+                    out.add(parts[1])
+                else:
+                    out.update(a.name for a in node.names)
+        elif isinstance(node, ast.Import):
+            out.update(a.name.split(".")[1] for a in node.names
+                       if a.name.startswith("aimlib."))
+    return {m for m in out if (_PKG / f"{m}.py").is_file()}
+
+
+def module_closure(*modules: str) -> list[str]:
+    """The named modules and every aimlib module they import, transitively, sorted."""
+    seen: set[str] = set()
+    todo = list(modules)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        if not (_PKG / f"{name}.py").is_file():
+            raise ValueError(f"aimlib has no module {name!r}")
+        seen.add(name)
+        todo.extend(_imports(name) - seen)
+    return sorted(seen)
+
+
+def code_version(*modules: str) -> str:
+    """Version string of the package plus a hash of the named modules' source files and of every
+    aimlib module they import (transitively, :func:`module_closure`).
+
+    ``code_version("amp")`` changes when ``amp.py`` or anything it imports changes, so a Snakemake
+    rule that passes it as a ``params:`` entry re-runs exactly when the code its results depend on
+    changes; a workflow script names the modules it imports itself.  With no names, every module
+    of the package is hashed.
     """
-    names = sorted(modules) if modules else sorted(p.stem for p in _PKG.glob("*.py"))
+    names = module_closure(*modules) if modules else sorted(p.stem for p in _PKG.glob("*.py"))
     h = hashlib.sha256()
     for name in names:
-        path = _PKG / f"{name}.py"
-        if not path.is_file():
-            raise ValueError(f"aimlib has no module {name!r}")
         h.update(name.encode())
-        h.update(path.read_bytes())
+        h.update((_PKG / f"{name}.py").read_bytes())
     return f"{__version__}+{h.hexdigest()[:12]}"
 
 

@@ -225,6 +225,12 @@ class TeacherData:
         """``(1/d) ||S_hat - S*||_F^2``."""
         return estimation_error(S_hat, self.S)
 
+    def overlaps(self, S_hat: np.ndarray) -> tuple[float, float, float]:
+        """``(m, Q, Q0)``: ``(1/d) Tr(S_hat S*)``, ``(1/d) ||S_hat||^2`` and ``(1/d) ||S*||^2``."""
+        d = self.d
+        return (float(np.sum(S_hat * self.S)) / d, float(np.sum(S_hat * S_hat)) / d,
+                float(np.sum(self.S * self.S)) / d)
+
     def test_error(self, S_hat: np.ndarray, n_test: int, rng: np.random.Generator) -> float:
         """Mean over ``n_test`` fresh samples of ``||y(X; S_hat) - y(X; S*)||_F^2``."""
         X = rng.standard_normal((n_test, self.T, self.d))

@@ -6,7 +6,7 @@ rule amp:
         amp=amp_params,
         seeds=stage_seeds("amp"),
         base_seed=config["seed"],
-        version=code_version("amp", "aggregate", "channels", "config", "gaussian", "prior", "model", "io"),
+        version=code_version("amp", "generalisation", "aggregate", "io"),
     log:
         "logs/amp/{experiment}/{channel}_{variant}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}.log",
     threads: request("amp", "threads")

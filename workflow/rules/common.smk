@@ -13,7 +13,7 @@ EXP = config["experiments"]
 FLOAT = r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?"
 
 # Figures that have a figure rule, in the order of the paper.
-FIGURES = ["fig1a", "fig1b", "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6", "fig7"]
+FIGURES = ["fig1a", "fig1b", "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6", "fig7", "fig8"]
 
 
 wildcard_constraints:

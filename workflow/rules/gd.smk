@@ -6,7 +6,7 @@ rule gd:
         gd=gd_params,
         seeds=stage_seeds("gd"),
         base_seed=config["seed"],
-        version=code_version("gd", "aggregate", "channels", "model", "io"),
+        version=code_version("gd", "generalisation", "aggregate", "io"),
     log:
         "logs/gd/{experiment}/{channel}_{variant}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}.log",
     threads: request("gd", "threads")

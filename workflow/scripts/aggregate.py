@@ -9,8 +9,10 @@ sm = snakemake  # noqa: F821  (injected by Snakemake)
 with job_log(sm.log[0], threads=sm.threads) as log:
     kind = sm.wildcards.get("kind", "amp")
     value = {"amp": "error", "gd": "error_gd", "agd": "error_agd"}[kind]
+    sfx = "" if kind == "amp" else f"_{kind}"
+    extras = {k: f"{k}{sfx}" for k in ("m", "Q", "test_error", "test_error_pred")}
     runs = [read_cache(p) for p in sm.input]
-    agg = aggregate_runs(runs, value=value)
+    agg = aggregate_runs(runs, value=value, extras=extras)
     agg.attrs["kind"] = kind
     log.info("%s: %d runs on %d alphas; converged %d", kind, len(runs), agg.sizes["alpha"],
              int(agg["n_converged"].sum()))

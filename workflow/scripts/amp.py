@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from aimlib import amp, model, resources
+from aimlib import amp, generalisation, model, resources
 from aimlib.aggregate import stack_seeds
 from aimlib.io import write_netcdf
 from aimlib.jobs import job_log, progress_bar, resolved_config
@@ -42,7 +42,19 @@ with job_log(sm.log[0], threads=sm.threads) as log:
         log.info("seed %d: error %.6f after %d iterations (%d in all), %s, damping %.3f, "
                  "restarts %d", seed, res.error, res.iterations, res.total_iterations,
                  res.stop_reason, res.damping, res.restarts)
-        runs.append(res.to_dataset())
+        one = res.to_dataset()
+        if np.all(np.isfinite(res.S_hat)):
+            # the estimate on fresh samples, next to the prediction from its overlaps (fig8)
+            ev = generalisation.evaluate(data, res.S_hat)
+            one = one.assign(m=ev.m, Q=ev.Q, Q0=ev.Q0, test_error=ev.measured,
+                             test_error_sem=ev.measured_sem, test_error_pred=ev.predicted)
+            log.info("seed %d: test error %.5f +- %.5f on %d fresh samples (Gaussian prediction "
+                     "from m = %.4f, Q = %.4f: %.5f)", seed, ev.measured, ev.measured_sem,
+                     generalisation.N_TEST, ev.m, ev.Q, ev.predicted)
+        else:
+            one = one.assign(**{k: np.nan for k in ("m", "Q", "Q0", "test_error",
+                                                    "test_error_sem", "test_error_pred")})
+        runs.append(one)
     ds = stack_seeds(runs, seeds)
     ds.attrs.update(channel=w.channel, variant=w.variant, T=int(w.T), beta=float(w.beta),
                     rho=float(w.rho), d=int(w.d), alpha=float(w.alpha), n=data.n,

@@ -32,6 +32,8 @@ with job_log(sm.log[0], threads=sm.threads) as log:
         fig = figures.fig6(se, amp, **kw)
     elif name == "fig7":
         fig = figures.fig7(se, amp, **kw)
+    elif name == "fig8":
+        fig = figures.fig8(se, amp, gd, agd, **kw)
     else:
         raise ValueError(f"no figure function for {name!r}")
     figures.save(fig, [sm.output.pdf, sm.output.png], dpi=sm.params.style.get("dpi"))

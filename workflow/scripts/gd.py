@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import xarray as xr
 
-from aimlib import gd, model
+from aimlib import gd, generalisation, model
 from aimlib.aggregate import stack_seeds
 from aimlib.io import write_netcdf
 from aimlib.jobs import job_log, progress_bar, resolved_config
@@ -38,6 +38,18 @@ with job_log(sm.log[0], threads=sm.threads) as log:
         log.info("seed %d: GD error %.6f, AGD error %.6f over %d initialisations", seed,
                  res.errors[0], res.error, len(res.errors))
         every = max(1, res.steps // 200)
+        # each estimate on fresh samples, next to the prediction from its overlaps (fig8)
+        ev = {k: generalisation.evaluate(data, S) for k, S in (("gd", res.S_first),
+                                                                ("agd", res.S_avg))}
+        for k, e in ev.items():
+            log.info("seed %d: %s test error %.5f +- %.5f (Gaussian prediction from m = %.4f, "
+                     "Q = %.4f: %.5f)", seed, k.upper(), e.measured, e.measured_sem, e.m, e.Q,
+                     e.predicted)
+        extra = {f"{name}_{k}": ((), float(getattr(e, attr))) for k, e in ev.items()
+                 for name, attr in (("m", "m"), ("Q", "Q"), ("test_error", "measured"),
+                                    ("test_error_sem", "measured_sem"),
+                                    ("test_error_pred", "predicted"))}
+        extra["Q0"] = ((), ev["gd"].Q0)
         runs.append(xr.Dataset(
             {
                 "error_agd": ((), res.error),
@@ -46,6 +58,7 @@ with job_log(sm.log[0], threads=sm.threads) as log:
                 # GD runs a fixed number of Adam steps: there is no convergence test to fail.
                 "converged": ((), np.int8(1)),
                 "loss": (("step", "init"), res.loss[::every]),
+                **extra,
             },
             coords={"init": np.arange(len(res.errors)),
                     "step": np.arange(1, res.steps + 1)[::every]},
