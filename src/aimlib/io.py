@@ -7,12 +7,19 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import xarray as xr
 
 from . import __version__
-from .model import TeacherData
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+    from .model import TeacherData
+
+# xarray and the model are imported where they are used: the workflow imports this module (for
+# code_version) in every job's start-up, which should not pay for netCDF and numba.
 
 __all__ = ["CacheError", "read_cache", "code_version", "write_netcdf", "read_netcdf",
            "atomic_write", "atomic_write_text", "teacher_to_dataset", "teacher_from_dataset",
@@ -133,6 +140,8 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 
 def read_netcdf(path: str | os.PathLike) -> xr.Dataset:
     """Read a cache file fully into memory (the file is closed on return)."""
+    import xarray as xr
+
     with xr.open_dataset(path, engine="netcdf4") as ds:
         return ds.load()
 
@@ -176,6 +185,8 @@ def read_cache(path: str | os.PathLike, *, quarantine: bool = True) -> xr.Datase
 
 def teacher_to_dataset(data: TeacherData) -> xr.Dataset:
     """Teacher data as a Dataset: ``W``, ``labels`` and the token seed (tokens are regenerated)."""
+    import xarray as xr
+
     label_dims = ("sample", "a") if data.channel == "hardmax" else ("sample", "a", "b")
     ds = xr.Dataset(
         {
@@ -194,6 +205,8 @@ def teacher_to_dataset(data: TeacherData) -> xr.Dataset:
 
 def teacher_from_dataset(ds: xr.Dataset) -> TeacherData:
     """Inverse of :func:`teacher_to_dataset`."""
+    from .model import TeacherData
+
     a = ds.attrs
     return TeacherData(
         channel=str(a["channel"]), T=int(a["T"]), beta=float(a["beta"]), rho=float(a["rho"]),

@@ -18,8 +18,6 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from .gd import memory_per_init
-
 __all__ = [
     "Resources",
     "MAX_MEM_MB",
@@ -135,6 +133,8 @@ def teacher_seconds(d: int, n: int, T: int) -> float:
 
 def _gd_model(d: int, n: int, T: int, r: int, inits: int, steps: int, batch_budget: float,
               dtype: str = "float32"):
+    from .gd import memory_per_init
+
     per_init = memory_per_init(n, T, r, dtype)
     mem = n * T * d * 8 + min(inits * per_init, max(per_init, batch_budget)) + inits * 3 * d * r * 8
     flop = 4.0 * n * T * d * r + 40.0 * n * T * T

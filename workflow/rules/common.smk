@@ -5,7 +5,6 @@ from aimlib import resources as res
 from aimlib.captions import caption as figure_caption
 from aimlib.io import code_version
 from aimlib.jobs import resolved_config
-from aimlib.model import sizes
 
 cfg.check(config)
 
@@ -199,6 +198,8 @@ def finite_size_params(wildcards):
 # ---------------------------------------------------------------------------------------------
 def _dnT(wildcards):
     d, T = int(wildcards.d), int(wildcards.T)
+    from aimlib.model import sizes
+
     r, n = sizes(float(wildcards.alpha), float(wildcards.rho), d)
     return d, n, T, r
 
