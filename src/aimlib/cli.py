@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 from . import __version__
+from .config import AMP_DEFAULTS, GD_DEFAULTS
 
 __all__ = ["build_parser", "main"]
 
@@ -121,6 +122,15 @@ def _add_model_args(p: argparse.ArgumentParser, channel: bool = True) -> None:
     p.add_argument("--T", type=int, default=2, help="tokens per sequence (hardmax: 2)")
     p.add_argument("--beta", type=float, default=1.0,
                    help="softmax inverse temperature (SE does not depend on it)")
+
+
+def _add_run_args(p: argparse.ArgumentParser) -> None:
+    """Sample ratios, size, seeds and progress of a run on data drawn from a seed."""
+    _add_alpha_args(p)
+    p.add_argument("--d", type=int, required=True, help="dimension")
+    p.add_argument("--seed", type=int, default=0, help="teacher/data seed")
+    p.add_argument("--base-seed", type=int, default=0, help="the configuration's base seed")
+    p.add_argument("--progress", action="store_true", help="progress bar on stderr")
 
 
 # -------------------------------------------------------------------------------- commands
@@ -299,16 +309,15 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="examples:\n  aimlib amp hardmax --rho 0.5 --alpha 0.4583 --d 100 "
                               "--seed 0 --progress")
     _add_model_args(p)
-    _add_alpha_args(p)
-    p.add_argument("--d", type=int, required=True, help="dimension")
-    p.add_argument("--seed", type=int, default=0, help="teacher/data seed")
-    p.add_argument("--base-seed", type=int, default=0, help="the configuration's base seed")
+    _add_run_args(p)
     p.add_argument("--variant", choices=("exact", "density"), default="exact",
                    help="hardmax output function")
-    p.add_argument("--damping", type=float, default=0.5, help="output-side damping in [0, 1)")
-    p.add_argument("--tol", type=float, default=1e-7, help="convergence tolerance")
-    p.add_argument("--max-iter", type=int, default=500, help="iteration budget")
-    p.add_argument("--progress", action="store_true", help="progress bar on stderr")
+    p.add_argument("--damping", type=float, default=AMP_DEFAULTS["damping"],
+                   help="output-side damping in [0, 1)")
+    p.add_argument("--tol", type=float, default=AMP_DEFAULTS["tol"],
+                   help="convergence tolerance")
+    p.add_argument("--max-iter", type=int, default=AMP_DEFAULTS["max_iter"],
+                   help="iteration budget")
     output_args(p)
     p.set_defaults(func=_cmd_amp)
 
@@ -320,16 +329,12 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="examples:\n  aimlib gd --rho 0.5 --T 2 --alpha-bar 0.5 --d 60 "
                               "--inits 32 --progress")
     _add_model_args(p, channel=False)
-    _add_alpha_args(p)
-    p.add_argument("--d", type=int, required=True, help="dimension")
-    p.add_argument("--seed", type=int, default=0, help="teacher/data seed")
-    p.add_argument("--base-seed", type=int, default=0, help="the configuration's base seed")
-    p.add_argument("--inits", type=int, default=32, help="initialisations K")
-    p.add_argument("--steps", type=int, default=1000, help="Adam steps")
-    p.add_argument("--lr", type=float, default=0.1, help="learning rate")
-    p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+    _add_run_args(p)
+    p.add_argument("--inits", type=int, default=GD_DEFAULTS["inits"], help="initialisations K")
+    p.add_argument("--steps", type=int, default=GD_DEFAULTS["steps"], help="Adam steps")
+    p.add_argument("--lr", type=float, default=GD_DEFAULTS["lr"], help="learning rate")
+    p.add_argument("--dtype", choices=("float32", "float64"), default=GD_DEFAULTS["dtype"],
                    help="precision of the tokens and matrix products")
-    p.add_argument("--progress", action="store_true", help="progress bar on stderr")
     output_args(p)
     p.set_defaults(func=_cmd_gd)
     return parser
