@@ -127,3 +127,31 @@ def test_quick_preset_end_to_end(workdir):
         assert f'"figures/{f}.png"' in html, f
     assert html.count("Reproduces: ") >= len(FIGS) and "Corrections: " in html
     assert "The configuration this run used" in html and "0.237 here, 0.512 published" in html
+
+
+def test_code_versions_cover_what_each_script_imports(root):
+    """Each rule's `code_version(...)` (closed over the import graph) covers every aimlib module
+    its script imports that can change its results (the job plumbing, `jobs`, is exempt)."""
+    import ast
+
+    from aimlib.io import module_closure
+
+    checked = 0
+    for smk in (root / "workflow" / "rules").glob("*.smk"):
+        for block in re.split(r"(?m)^rule ", smk.read_text())[1:]:
+            m = re.search(r"code_version\(([^)]*)\)", block)
+            sm = re.search(r'script:\s*\n\s*"\.\./scripts/([a-z_]+\.py)"', block)
+            if not m or not sm:
+                continue
+            covered = set(module_closure(*re.findall(r'"([a-z_]+)"', m.group(1))))
+            tree = ast.parse((root / "workflow" / "scripts" / sm.group(1)).read_text())
+            used = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.module == "aimlib":
+                    used.update(a.name for a in node.names)
+                elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("aimlib."):
+                    used.add(node.module.split(".")[1])
+            used -= {"jobs", "resources"}  # logging, progress, token budget: no effect on results
+            assert used <= covered, (block.split(":")[0], sorted(used - covered))
+            checked += 1
+    assert checked >= 6
