@@ -184,12 +184,14 @@ class CostEstimate:
     """Estimated cost of a configuration from scratch, per experiment (figure).
 
     ``jobs[name]`` and ``cpu_hours[name]`` per experiment, with ``by_stage[name]`` the CPU-hours
-    of its SE, AMP and GD stages (start-up included).
+    of its SE, AMP and GD stages (start-up included); ``shared_jobs`` counts the jobs that belong
+    to no figure (the resolved-config record).
     """
 
     jobs: dict
     cpu_hours: dict
     by_stage: dict
+    shared_jobs: int = 1
 
     def wall_hours(self, cores: int) -> float:
         """Wall time at ``cores`` cores, if every job kept one core busy (a lower bound)."""
@@ -203,7 +205,8 @@ class CostEstimate:
             lines.append(f"  {name:<8} {self.jobs[name]:>5} jobs  {self.cpu_hours[name]:9.2f} "
                          f"CPU-h  ({stages})")
         total = sum(self.cpu_hours.values())
-        lines.append(f"  {'total':<8} {sum(self.jobs.values()):>5} jobs  {total:9.2f} CPU-h")
+        n_jobs = sum(self.jobs.values()) + self.shared_jobs
+        lines.append(f"  {'total':<8} {n_jobs:>5} jobs  {total:9.2f} CPU-h")
         if cores:
             lines.append(f"  wall time at {cores} cores: about {self.wall_hours(cores):.2f} h "
                          "(SE figures first: fig1b, fig2a, fig5 within minutes)")
