@@ -168,10 +168,11 @@ def test_same_config_twice_gives_identical_caches(done, root, tmp_path):
 def test_interrupt_leaves_no_corrupt_cache(root, tmp_path):
     """SIGINT during a long AMP job, then a re-run: every cache opens, nothing half-written."""
     wd = _copy_workflow(root, tmp_path)
-    # d = 100 (n = 20,000): about 0.1 s per iteration, so the run (which stalls at about 50
-    # iterations: tol 1e-30 is out of reach) is still going seconds after its 10th iteration
+    # d = 100, alpha = 6 (n = 60,000): about 0.25 s per iteration on a quiet machine, so the run
+    # (which stalls at about 50 iterations: tol 1e-30 is out of reach) is still going about ten
+    # seconds after its 10th iteration, also when the machine is busy with other tests
     slow = _edited(wd, lambda c: c["experiments"]["fig1a"]["amp"].update(
-        d=100, alpha={"values": [2.0]}, tol=1e-30, max_iter=400))
+        d=100, alpha={"values": [6.0]}, tol=1e-30, max_iter=400))
     target = "data/agg/fig1a/amp_hardmax_exact_T2_beta1.0_rho0.5_d100.nc"
     # Targets go before --configfile, which takes every following word as a config file.
     proc = subprocess.Popen([sys.executable, "-m", "snakemake", target, "--cores", "1",
@@ -184,7 +185,7 @@ def test_interrupt_leaves_no_corrupt_cache(root, tmp_path):
         running = [p for p in logs.rglob("*.log") if "iteration   10" in p.read_text()]
         if running:
             break
-        time.sleep(0.5)
+        time.sleep(0.2)
     else:
         proc.kill()
         pytest.fail("the AMP job never started:\n" + proc.communicate()[0][-3000:])
