@@ -178,7 +178,10 @@ def test_interrupt_leaves_no_corrupt_cache(root, tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "snakemake", target, "--cores", "1",
                              "--configfile", slow],
                             cwd=wd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True,
+                            # a pytest-xdist worker may have inherited SIGINT as ignored, which
+                            # survives exec; a user's shell gives the default disposition
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     logs = wd / "logs" / "amp" / "fig1a"
     deadline = time.time() + 300
     while time.time() < deadline:
