@@ -155,3 +155,15 @@ def test_code_versions_cover_what_each_script_imports(root):
             assert used <= covered, (block.split(":")[0], sorted(used - covered))
             checked += 1
     assert checked >= 6
+
+
+def test_slope_fit_of_a_power_law():
+    """fig7's slope fit: exact on a power law, with the error propagated from the means' sems."""
+    import numpy as np
+
+    from aimlib.figures import _slope_fit
+
+    a = np.array([2.0, 4.0])
+    slope, err = _slope_fit(a, 0.1 * a**-2.0, 0.1 * a**-2.0 * np.array([0.1, 0.2]))
+    assert slope == pytest.approx(-2.0, rel=1e-12)
+    assert err == pytest.approx(np.hypot(0.1, 0.2) / np.log(2.0), rel=1e-12)

@@ -369,9 +369,6 @@ def _slope_fit(alpha: np.ndarray, mean: np.ndarray, sem: np.ndarray):
         return None
     x, y = np.log(alpha[ok]), np.log(mean[ok])
     sig = np.maximum(sem[ok] / mean[ok], 1e-3)  # relative error of each mean, floored
-    if ok.sum() == 2:
-        slope = (y[1] - y[0]) / (x[1] - x[0])
-        return slope, math.hypot(sig[0], sig[1]) / abs(x[1] - x[0])
     coef, cov = np.polyfit(x, y, 1, w=1.0 / sig, cov="unscaled")
     return float(coef[0]), float(math.sqrt(cov[0, 0]))
 
