@@ -1,7 +1,7 @@
 # aimlib: every figure of "Bayes optimal learning of attention-indexed models" from one command.
 #   snakemake --cores all                                  # the paper preset
 #   snakemake --cores all --configfile config/quick.yaml   # a few minutes on a laptop
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("9.0")
 
@@ -11,12 +11,12 @@ if not workflow.overwrite_configfiles:
     configfile: "config/config.yaml"
 
 
-# One line naming the key, the value and the rule it breaks; then Snakemake's own validation
-# fills in the schema's defaults.
-from aimlib.config import check_schema
+# One line naming the key, the value and the rule it breaks (the schema completed from the channel
+# registry); then the library's defaults for what the config leaves out.
+from aimlib.config import check_schema, fill_defaults
 
 check_schema(config, workflow.source_path("config/schema.yaml"))
-validate(config, "config/schema.yaml")
+fill_defaults(config)
 
 
 report: "workflow/report/workflow.rst"

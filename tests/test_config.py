@@ -11,7 +11,7 @@ from aimlib import config as cfg
 
 @pytest.fixture(scope="module")
 def schema(root):
-    return yaml.safe_load((root / "config" / "schema.yaml").read_text())
+    return cfg.schema(root / "config" / "schema.yaml")
 
 
 @pytest.fixture(scope="module", params=["config.yaml", "quick.yaml"])
@@ -32,7 +32,7 @@ def test_shipped_configs_valid(schema, conf):
 @pytest.mark.parametrize("path,value,key", [
     (("experiments", "fig1a", "rho"), [0.2, -0.5], "experiments.fig1a.rho"),
     (("experiments", "fig2a", "rho"), 0.0, "experiments.fig2a.rho"),
-    (("experiments", "fig2a", "T"), 1, "experiments.fig2a.T"),
+    (("experiments", "fig2a", "T"), 0, "experiments.fig2a.T"),
     (("experiments", "fig1a", "channel"), "relu", "experiments.fig1a.channel"),
     (("experiments", "fig1a", "se", "alpha"), {"geomspace": [0.0, 1.0, 4]},
      "experiments.fig1a.se.alpha"),

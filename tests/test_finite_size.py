@@ -73,6 +73,6 @@ def test_gap_dataset_and_figure(tmp_path):
     np.testing.assert_allclose(ds["gap"].values, 2.0 / D[None, :].repeat(2, 0), rtol=1e-9)
     np.testing.assert_allclose(ds["slope"].values, 1.0, atol=1e-3)
     np.testing.assert_allclose(ds["e_inf"].values, [0.678, 0.317], atol=1e-4)
-    fig = figures.fig3(curves, aggs, [], [ds])
+    fig = figures.fig3({"se": curves, "amp": aggs, "finite_size": [ds]})
     figures.save(fig, [tmp_path / "fig3.png"])
     assert (tmp_path / "fig3.png").stat().st_size > 10_000

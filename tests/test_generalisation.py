@@ -10,6 +10,7 @@ from scipy import special
 from aimlib import generalisation as gen
 from aimlib import model
 from aimlib import state_evolution as se
+from aimlib.channels.softmax import _rqmc
 
 
 @pytest.fixture(scope="module")
@@ -65,9 +66,9 @@ def test_bayes_hardmax_against_monte_carlo_of_the_gaussian_limit(q):
 @pytest.mark.parametrize("predictor", ["plugin", "bayes"])
 @pytest.mark.parametrize("beta", [0.5, 2.0])
 def test_qmc_path_agrees_with_quadrature_at_T2(predictor, beta):
-    """The randomised-QMC code used for T > 2, run at T = 2, against Gauss-Hermite."""
+    """The randomised-QMC code used for T > 2, run at T = 2, against the quadrature."""
     q, Q0 = 1.1, 1.5
-    rq = gen._softmax_rqmc(q, q, Q0, 2, beta, bayes=(predictor == "bayes"))
+    rq = _rqmc(q, q, Q0, 2, beta, bayes=(predictor == "bayes"))
     gh = gen.bayes("softmax", q, 0.5, 2, beta, predictor)
     assert rq.value == pytest.approx(gh.value, abs=5 * rq.abserr + 2e-4)
 
@@ -75,8 +76,8 @@ def test_qmc_path_agrees_with_quadrature_at_T2(predictor, beta):
 @pytest.mark.parametrize("channel,beta", [("softmax", 1.0), ("softmax", 4.0), ("hardmax", 1.0)])
 def test_quadrature_converged(channel, beta, monkeypatch):
     vals = []
-    for nodes in (gen.GH_NODES, 2 * gen.GH_NODES):
-        monkeypatch.setattr(gen, "GH_NODES", nodes)
+    for step in (gen.NORMAL_STEP, 0.5 * gen.NORMAL_STEP):
+        monkeypatch.setattr(gen, "NORMAL_STEP", step)
         vals.append([gen.bayes(channel, 1.2, 0.5, 2, beta, p).value
                      for p in ("bayes", "plugin")])
     np.testing.assert_allclose(vals[0], vals[1], rtol=1e-9, atol=1e-12)

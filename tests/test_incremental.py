@@ -206,7 +206,7 @@ def test_interrupt_leaves_no_corrupt_cache(root, tmp_path):
     assert xr.load_dataset(interrupted)["iterations"].item() > 0
 
 
-@pytest.mark.parametrize("victim", ["data/se/fig1a/hardmax_T2_rho0.5_exact.nc",
+@pytest.mark.parametrize("victim", ["data/se/fig1a/hardmax_T2_beta1.0_rho0.5_exact.nc",
                                     "data/amp/fig1a/hardmax_exact/"
                                     "T2_beta1.0_rho0.5_d20_alpha1.0.nc"])
 def test_truncated_cache_is_named_then_remade(done, tmp_path, victim):

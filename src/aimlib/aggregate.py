@@ -15,7 +15,9 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error",
     """Mean and standard deviation over seeds of ``value``, per ``alpha``.
 
     Runs that did not converge are kept in ``errors`` (with ``converged = 0``) but left out of
-    ``mean`` and ``std``: a non-converged run is reported, never averaged in.
+    ``mean`` and ``std``: a non-converged run is reported, never averaged in.  A run without a
+    ``converged`` variable has no convergence test (GD runs a fixed number of steps) and counts
+    when its value is finite.
 
     Parameters
     ----------
@@ -33,7 +35,9 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error",
     Returns
     -------
     xarray.Dataset
-        ``mean``, ``std`` (over converged seeds, ``ddof=1``), ``sem``, ``n_converged``, ``n_runs``
+        On ``alpha`` (with ``alpha_bar``, the channel's rescaled ratio, as a second coordinate
+        when the runs carry ``channel``, ``T`` and ``rho``): ``mean``, ``std`` (over converged
+        seeds, ``ddof=1``), ``sem``, ``n_converged``, ``n_runs``
         (finite runs), ``mean_all`` and ``std_all`` (over every finite run, converged or not: the
         final iterate) on ``alpha``; ``errors`` and ``converged`` on ``(alpha, seed)``.
     """
@@ -49,7 +53,8 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error",
     for r in runs:
         i, j = ai[float(r.attrs["alpha"])], si[int(r.attrs["seed"])]
         vals[i, j] = float(r[value])
-        conv[i, j] = int(r["converged"])
+        # a run without a convergence test (GD: a fixed number of Adam steps) counts if finite
+        conv[i, j] = int(r["converged"]) if "converged" in r else int(np.isfinite(vals[i, j]))
     good = np.where(conv == 1, vals, np.nan)
     n_conv = conv.sum(axis=1)
     mean = _nanmean(good)
@@ -82,6 +87,12 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error",
     for k, v in runs[0].attrs.items():
         if k not in skip:
             ds.attrs[k] = v
+    if {"channel", "T", "rho"} <= set(ds.attrs):
+        from .channels import channel_class
+
+        factor = channel_class(str(ds.attrs["channel"]))(T=int(ds.attrs["T"])).alpha_bar_factor(
+            float(ds.attrs["rho"]))
+        ds = ds.assign_coords(alpha_bar=("alpha", ds["alpha"].values * factor))
     return ds
 
 

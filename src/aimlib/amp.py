@@ -49,8 +49,9 @@ import numpy as np
 import xarray as xr
 
 from . import prior
-from .channels import make_channel, pair_weights
+from .channels import channel_class, make_channel, pair_weights
 from .model import TeacherData, attention_indices, generate, mix_tokens
+from .options import CHUNK, TOKEN_BUDGET, AMPOptions
 from .progress import open_bar
 
 __all__ = ["AMPResult", "run", "run_point"]
@@ -345,16 +346,16 @@ def _inconsistent(S_hat: np.ndarray, V: float, rho: float) -> bool:
 
 def run(
     data: TeacherData,
-    damping: float = 0.5,
-    tol: float = 1e-7,
-    max_iter: int = 500,
+    damping: float = AMPOptions.damping,
+    tol: float = AMPOptions.tol,
+    max_iter: int = AMPOptions.max_iter,
     *,
     variant: str = "exact",
     onsager: str = "auto",
     max_restarts: int = 3,
-    chunk: int = 4096,
-    token_budget: float = 1.5e9,
-    dtype=np.float64,
+    chunk: int = CHUNK,
+    token_budget: float = TOKEN_BUDGET,
+    dtype=AMPOptions.dtype,
     progress=None,
 ) -> AMPResult:
     """Run AMP on teacher data.
@@ -404,8 +405,7 @@ def run(
     if data.n * data.T < data.d:
         raise ValueError(f"n T = {data.n * data.T} < d = {data.d}: too few samples for AMP "
                          "(alpha must be at least 1 / (T d))")
-    ch = make_channel(data.channel, T=data.T, beta=data.beta,
-                      variant=variant if data.channel == "hardmax" else "exact")
+    ch = make_channel(data.channel, **{**data.ch.params, "variant": variant})
     if onsager not in ("auto", "nishimori", "general"):
         raise ValueError(f"onsager must be 'auto', 'nishimori' or 'general', got {onsager!r}")
     general = onsager == "general" or (onsager == "auto" and variant == "density")
@@ -477,6 +477,12 @@ def _next_damping(first: float, attempt: int) -> float:
 
 def run_point(channel: str, alpha: float, rho: float, T: int, d: int, seed: int,
               beta: float = 1.0, *, base_seed: int = 0, **opts) -> AMPResult:
-    """Draw teacher data from a seed (:func:`aimlib.model.generate`) and run AMP on it."""
-    data = generate(channel, alpha, rho, T, d, seed, beta=beta, base_seed=base_seed)
+    """Draw teacher data from a seed (:func:`aimlib.model.generate`) and run AMP on it.
+
+    The channel's own parameter (``delta`` for the Gaussian channel) is passed to the data;
+    every other keyword is an option of :func:`run`.
+    """
+    param = channel_class(channel).PARAM
+    cparams = {param: opts.pop(param)} if param in opts and param != "beta" else {}
+    data = generate(channel, alpha, rho, T, d, seed, beta=beta, base_seed=base_seed, **cparams)
     return run(data, **opts)

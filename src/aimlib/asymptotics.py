@@ -37,6 +37,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import prior
+from .channels import Softmax
 
 __all__ = ["PowerLaw", "large_alpha", "near_perfect_recovery", "mmse_slope", "mmse_curvature",
            "strip_constant", "hardmax_channel_limit"]
@@ -75,15 +76,11 @@ class PowerLaw:
         a = np.asarray(alpha, dtype=np.float64)
         if self.regime == "large_alpha":
             return self.prefactor * a ** (-self.exponent)
-        gap = np.maximum(self.alpha_bar_c - a * (self.T * self.T + self.T - 2), 0.0)
+        gap = np.maximum(self.alpha_bar_c - a * Softmax(T=self.T).n_constraints, 0.0)
         return self.prefactor * gap**self.exponent
 
 
-def mmse_slope(rho: float) -> float:
-    """``f(rho) = lim mmse(Delta) / Delta`` as ``Delta -> 0``: ``2 rho - rho^2`` for
-    ``rho <= 1``, else 1."""
-    rho = prior._check_rho(rho)
-    return 2.0 * rho - rho * rho if rho <= 1.0 else 1.0
+mmse_slope = prior.mmse_slope
 
 
 def mmse_curvature(rho: float) -> float:
@@ -116,7 +113,7 @@ def _density_corner_integral() -> float:
     """``I_d = q lim_{V -> 0} E[sum w g^2]`` for the density g_out: the channel's 2-D integral
     over ``kappa`` with no Gaussian weight (the omega-density at the tie corner factored out),
     on the hardmax SE grid (step halving changes it by less than 1e-10)."""
-    from .channels import HARDMAX_STEP, HARDMAX_TMAX, _gauss_sum, _hardmax_table
+    from .channels.hardmax import HARDMAX_STEP, HARDMAX_TMAX, _gauss_sum, _hardmax_table
 
     kappa, jac, table = _hardmax_table(True, 1.0, float(HARDMAX_STEP), float(HARDMAX_TMAX))
     return _gauss_sum(kappa, jac, table, 0.0) / (math.pi * math.sqrt(8.0))

@@ -1,17 +1,42 @@
-"""Figure captions: what each figure shows, the paper figure it reproduces, the corrections it
-carries, and its parameters from the config (for the Snakemake report; no matplotlib here, so
-the workflow can import it cheaply)."""
+"""The figure registry: per figure, the cached inputs it is drawn from, what it shows, the paper
+figure it reproduces and the corrections it carries; and the report captions built from it and
+the config.  No matplotlib here, so the workflow can import it cheaply: the rule's figure list,
+the wildcard constraint, the figure script (:func:`aimlib.figures.draw`) and the tests all take
+the figures from :data:`FIGURES`.  Adding a figure is an entry here, a function of the same name
+in :mod:`aimlib.figures` and an experiment of that name in a config.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
-__all__ = ["FIGURE_NOTES", "caption"]
+__all__ = ["FigureSpec", "FIGURES", "FIGURE_NOTES", "INPUT_KINDS", "caption"]
+
+#: The kinds of cached input a figure can be drawn from.
+INPUT_KINDS = ("se", "amp", "gd", "agd", "finite_size", "small_width")
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """A registered figure: its name, input kinds and notes (``paper``, ``shows``,
+    ``corrections``)."""
+
+    name: str
+    inputs: tuple[str, ...]
+    paper: str
+    shows: str
+    corrections: str
+
+    def __post_init__(self):
+        bad = set(self.inputs) - set(INPUT_KINDS)
+        if bad:
+            raise ValueError(f"figure {self.name}: unknown input kinds {sorted(bad)}")
 
 
 #: Per figure: the paper figure it reproduces (or "beyond the paper"), what it shows, and the
 #: corrections to the paper it carries.  :func:`caption` adds the parameters from the config.
-FIGURE_NOTES: dict[str, dict[str, str]] = {
+_NOTES: dict[str, dict[str, str]] = {
     "fig1a": dict(
         paper="Figure 1 (left) of the paper",
         shows="Hardmax, T = 2: the Bayes-optimal estimation error from state evolution against "
@@ -84,7 +109,38 @@ FIGURE_NOTES: dict[str, dict[str, str]] = {
               "and AGD estimates measured on 10,000 fresh samples per seed (filled markers) next "
               "to the Gaussian prediction from each estimate's own overlaps (m, Q) (open).",
         corrections="Hardmax curves use the exact output function."),
+    "fig9": dict(
+        paper="Beyond the paper: a third output channel (docs/theory.md §11)",
+        shows="Gaussian output channel y = h + sqrt(Delta) z, rho = 0.5: SE error against alpha "
+              "for T = 1, 2, 3 (lines; dotted: the noiseless perfect-recovery threshold "
+              "alpha T (T + 1) = 2 rho - rho^2, i.e. alpha = rho - rho^2/2 at T = 1, the "
+              "extensive-width quadratic network), one panel per noise level, with AMP (dots) "
+              "and AGD (crosses). With noise, GD's gap to the line shows whether it is still "
+              "Bayes-optimal.",
+        corrections="None: a new channel."),
 }
+
+#: The input kinds of each figure.
+_INPUTS: dict[str, tuple[str, ...]] = {
+    "fig1a": ("se", "amp"),
+    "fig1b": ("se", "small_width"),
+    "fig2a": ("se",),
+    "fig2b": ("se", "amp", "gd", "agd"),
+    "fig3": ("se", "amp", "agd", "finite_size"),
+    "fig4": ("se", "amp", "gd", "agd"),
+    "fig5": ("se",),
+    "fig6": ("se", "amp"),
+    "fig7": ("se", "amp"),
+    "fig8": ("se", "amp", "gd", "agd"),
+    "fig9": ("se", "amp", "agd"),
+}
+
+#: The registry, in the order of the paper.
+FIGURES: dict[str, FigureSpec] = {
+    name: FigureSpec(name, _INPUTS[name], **notes) for name, notes in _NOTES.items()}
+
+#: The notes of each figure as plain dicts.
+FIGURE_NOTES: dict[str, dict[str, str]] = _NOTES
 
 
 def _spec_text(spec) -> str:
@@ -108,10 +164,10 @@ def caption(name: str, experiment: Mapping) -> str:
     """A reStructuredText caption for figure ``name`` of an experiment block of the config:
     what it shows, its parameters, the paper figure it reproduces and the corrections it
     carries (used by the workflow's Snakemake report)."""
-    notes = FIGURE_NOTES.get(name, {})
+    notes = _NOTES.get(name, {})
     lines = [f"**{name}**: {experiment.get('description', '')}", "",
              notes.get("shows", ""), "", "Parameters:", ""]
-    for key in ("channel", "T", "rho", "beta"):
+    for key in ("channel", "T", "rho", "beta", "delta"):
         if key in experiment:
             lines.append(f"- {key}: {experiment[key]}")
     for stage in ("se", "small_width", "amp", "gd"):

@@ -1,9 +1,11 @@
-"""The workflow's configuration: grids, semantic validation, and the jobs it implies.
+"""The workflow's configuration: grids, validation, and the plan of the jobs it implies.
 
-The Snakefile validates ``config/*.yaml`` against ``config/schema.yaml`` (types, ranges, required
-keys) and then calls :func:`check` for what a JSON schema cannot say (hardmax needs ``T = 2``, a
-grid must be increasing, ...).  Everything a rule needs to know about the sweep comes from here, so
-the same functions serve the workflow and the tests.
+The Snakefile validates ``config/*.yaml`` against ``config/schema.yaml`` completed from the channel
+registry (:func:`schema`: channel names, their parameters, per-channel grids) and then calls
+:func:`check` for what a JSON schema cannot say (hardmax needs ``T = 2``, a grid must be positive,
+...).  :func:`plan` then builds, once, every job's parameters keyed by its file-name wildcards,
+so that a rule looks its job up instead of re-enumerating the sweep; the same objects serve the
+workflow, the resource estimate and the tests.
 
 Grids are written ``{geomspace: [start, stop, num]}``, ``{linspace: [start, stop, num]}`` or
 ``{values: [...]}``.  Every float that appears in a file name is rounded once by :func:`fnum`
@@ -13,9 +15,12 @@ Grids are written ``{geomspace: [start, stop, num]}``, ``{linspace: [start, stop
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+
+from .channels import CHANNELS, channel_class, check_T
+from .options import SE_TOL, AMPOptions, GDOptions, resolve
 
 __all__ = [
     "fnum",
@@ -23,20 +28,28 @@ __all__ = [
     "grid",
     "as_list",
     "channel_grid",
+    "channel_param_values",
+    "cpar",
     "ConfigError",
     "check",
     "check_schema",
+    "fill_defaults",
+    "schema",
+    "Plan",
+    "plan",
+    "SEJob",
+    "Group",
     "TeacherKey",
+    "variants",
     "se_alphas",
-    "se_jobs",
     "channels",
     "stage_jobs",
+    "stage_points",
     "STAGES",
 ]
 
 #: Data stages that consume teacher data, in the order they appear in an experiment.
 STAGES = ("amp", "gd")
-
 
 
 class ConfigError(ValueError):
@@ -90,8 +103,8 @@ def grid(spec: dict, key: str = "grid") -> list[float]:
 
 
 def channel_grid(spec: dict, channel: str, key: str = "grid") -> list[float]:
-    """A grid that may be given per channel: ``{softmax: <grid>, hardmax: <grid>}``."""
-    if isinstance(spec, dict) and spec and set(spec) <= {"softmax", "hardmax"}:
+    """A grid that may be given per channel: ``{softmax: <grid>, hardmax: <grid>, ...}``."""
+    if isinstance(spec, dict) and spec and set(spec) <= set(CHANNELS):
         if channel not in spec:
             raise ConfigError(f"{key}: no grid for channel {channel!r}")
         return grid(spec[channel], f"{key}.{channel}")
@@ -118,10 +131,32 @@ def channels(exp: dict, block: dict | None = None) -> list[str]:
 
 def _check_T(Ts, chans, key: str) -> None:
     for i, T in enumerate(as_list(Ts)):
-        if not isinstance(T, int) or isinstance(T, bool) or T < 2:
-            raise ConfigError(f"{key}[{i}] must be an integer >= 2, got {T!r}")
-        if "hardmax" in chans and T != 2:
-            raise ConfigError(f"{key}[{i}]: hardmax is implemented for T = 2 only, got T={T}")
+        if not isinstance(T, int) or isinstance(T, bool):
+            raise ConfigError(f"{key}[{i}] must be an integer, got {T!r}")
+        for c in chans:
+            cls = CHANNELS[c]
+            try:
+                check_T(T, c, cls.T_MIN, cls.T_MAX)
+            except ValueError as e:
+                raise ConfigError(f"{key}[{i}]: {e}") from None
+
+
+def channel_param_values(exp: dict, block: dict | None, channel: str) -> list[float]:
+    """Values of the channel's parameter (``beta``, ``delta``) in a stage block or its
+    experiment; the channel's default, or ``[PARAM_DEFAULT]`` for a channel without one."""
+    cls = CHANNELS[channel]
+    if cls.PARAM is None:
+        return [cls.PARAM_DEFAULT]
+    for src in (block or {}, exp):
+        if cls.PARAM in src:
+            return [float(v) for v in as_list(src[cls.PARAM])]
+    return [cls.PARAM_DEFAULT]
+
+
+def cpar(channel: str, value: float) -> str:
+    """The channel-parameter part of a file name: ``beta1.0``, ``delta0.1`` (hardmax, which has
+    no parameter, writes ``beta1.0`` as it always has)."""
+    return f"{CHANNELS[channel].PARAM or 'beta'}{ffmt(value)}"
 
 
 def _key_path(parts) -> str:
@@ -131,27 +166,23 @@ def _key_path(parts) -> str:
     return out or "(top level)"
 
 
-def check_schema(config: dict, schema_path) -> None:
-    """Validate ``config`` against the JSON schema at ``schema_path``; on failure raise
-    :class:`ConfigError` with one line: the key, its value and the rule it breaks (the most
-    specific of jsonschema's errors, not a dump of the schema)."""
-    import jsonschema
-    import yaml
-    from jsonschema.exceptions import best_match
-
-    with open(schema_path) as f:
-        schema = yaml.safe_load(f)
-    validator = jsonschema.Draft202012Validator(schema)
-    err = best_match(validator.iter_errors(config))
-    if err is None:
-        return
-    # For "oneOf"/"anyOf" the most relevant branch's own error names the offending element.
-    while err.context:
-        err = best_match(err.context)
-    value = err.instance
-    text = repr(value) if not isinstance(value, dict | list) or len(repr(value)) < 60 else \
-        f"{type(value).__name__} of {len(value)}"
-    raise ConfigError(f"{_key_path(err.absolute_path)} = {text}: {err.message}")
+def _check_params(exp: dict, block: dict | None, chans: list[str], base: str) -> None:
+    """Each channel parameter given applies to one of the channels, with valid values."""
+    src = exp if block is None else block
+    for cls in {CHANNELS[c] for c in CHANNELS}:
+        key = cls.PARAM
+        if key is None or key not in src:
+            continue
+        owners = [c for c in chans if CHANNELS[c].PARAM == key]
+        if not owners:
+            raise ConfigError(f"{base}.{key} applies to the "
+                              f"{' and '.join(c for c, v in CHANNELS.items() if v.PARAM == key)} "
+                              f"channel only, not to {', '.join(chans)}")
+        for i, v in enumerate(as_list(src[key])):
+            try:
+                CHANNELS[owners[0]].check_param(v)
+            except ValueError as e:
+                raise ConfigError(f"{base}.{key}[{i}]: {e}") from None
 
 
 def check(config: dict) -> None:
@@ -162,6 +193,10 @@ def check(config: dict) -> None:
     for name, exp in config["experiments"].items():
         base = f"experiments.{name}"
         chans = channels(exp)
+        for i, c in enumerate(chans):
+            if c not in CHANNELS:
+                raise ConfigError(f"{base}.channel[{i}] = {c!r}: not a channel (known: "
+                                  f"{', '.join(CHANNELS)})")
         for i, rho in enumerate(as_list(exp["rho"])):
             _positive(rho, f"{base}.rho[{i}]")
         _check_T(exp["T"], chans, f"{base}.T")
@@ -173,9 +208,13 @@ def check(config: dict) -> None:
                 if c not in chans:
                     raise ConfigError(f"{base}.{stage}.channel: {c!r} is not a channel of the "
                                       f"experiment ({', '.join(chans)})")
-            if stage == "gd" and "hardmax" in channels(exp, block):
-                raise ConfigError(f"{base}.gd.channel: the GD baselines are softmax only "
-                                  "(docs/theory.md §5); set gd.channel: softmax")
+            if stage == "gd":
+                for c in channels(exp, block):
+                    if not CHANNELS[c].SUPPORTS_GD:
+                        fit = [k for k, v in CHANNELS.items() if v.SUPPORTS_GD]
+                        raise ConfigError(
+                            f"{base}.gd.channel: GD does not fit the {c} channel (docs/theory.md "
+                            f"§5; it fits {', '.join(fit)}); set gd.channel")
             for gk in ("alpha", "alpha_bar"):
                 if gk in block:
                     for c in channels(exp, block):
@@ -183,9 +222,8 @@ def check(config: dict) -> None:
                             _positive(x, f"{base}.{stage}.{gk}")
             if "T" in block:
                 _check_T(block["T"], channels(exp, block), f"{base}.{stage}.T")
+            _check_params(exp, block, channels(exp, block), f"{base}.{stage}")
             if stage in STAGES:
-                for i, b in enumerate(as_list(block.get("beta", exp.get("beta", 1.0)))):
-                    _positive(b, f"{base}.{stage}.beta[{i}]")
                 seeds, ds = block["seeds"], as_list(block["d"])
                 if stage == "amp":
                     from .amp import MIN_D_PER_T
@@ -199,8 +237,7 @@ def check(config: dict) -> None:
                 if isinstance(seeds, list) and len(seeds) != len(ds):
                     raise ConfigError(f"{base}.{stage}.seeds: a list of seeds needs one entry per "
                                       f"d ({len(ds)}), got {len(seeds)}")
-        if chans == ["hardmax"] and "beta" in exp and as_list(exp["beta"]) != [1.0]:
-            raise ConfigError(f"{base}.beta applies to softmax only")
+        _check_params(exp, None, chans, base)
         if "gap" in exp:
             for c, alphas in exp["gap"].items():
                 if c not in chans:
@@ -214,57 +251,268 @@ def check(config: dict) -> None:
                                           "grid")
 
 
+
 def _alphas_for(block: dict, rho: float, T: int, channel: str, key: str) -> list[float]:
     if "alpha" in block:
         return channel_grid(block["alpha"], channel, f"{key}.alpha")
     if "alpha_bar" in block:
-        # alpha_bar = alpha (T^2 + T - 2) for softmax, alpha / rho for hardmax.
-        per = 1.0 / (T * T + T - 2) if channel == "softmax" else rho
+        per = 1.0 / channel_class(channel)(T=T).alpha_bar_factor(rho)
         bars = channel_grid(block["alpha_bar"], channel, f"{key}.alpha_bar")
         return sorted({fnum(x * per) for x in bars})
     raise ConfigError(f"{key}: needs an alpha or an alpha_bar grid")
 
 
-def se_alphas(config: dict, experiment: str, rho: float, T: int,
-              channel: str | None = None) -> list[float]:
-    """The alpha grid of the SE curve of ``experiment`` at ``(rho, T)`` (and ``channel``)."""
-    exp = config["experiments"][experiment]
-    channel = channel or channels(exp, exp["se"])[0]
-    alphas = _alphas_for(exp["se"], rho, T, channel, f"experiments.{experiment}.se")
-    # The finite-size gap needs SE exactly at its alphas.
-    extra = exp.get("gap", {}).get(channel, [])
-    return sorted(set(alphas) | {fnum(a) for a in extra})
+def variants(exp: dict, stage: str, channel: str) -> list[str]:
+    """Output-function variants of a stage (``se``, ``amp``, ...) for a channel: the block's
+    ``variant`` list for a channel that has several (hardmax), else the channel's only one."""
+    cls = CHANNELS[channel]
+    if len(cls.VARIANTS) == 1:
+        return [cls.VARIANTS[0]]
+    return as_list(exp[stage].get("variant", cls.VARIANTS[0]))
 
 
-def se_variants(exp: dict, channel: str = "hardmax") -> list[str]:
-    """Output-function variants of an experiment's SE (hardmax may add ``density``)."""
-    if channel != "hardmax":
-        return ["exact"]
-    return as_list(exp["se"].get("variant", "exact"))
+# --------------------------------------------------------------------------------------------
+# the job plan
+# --------------------------------------------------------------------------------------------
+def _key(wildcards) -> tuple:
+    """A lookup key from wildcards (a dict or Snakemake's ``Wildcards``): sorted string pairs."""
+    items = wildcards.items() if hasattr(wildcards, "items") else dict(wildcards).items()
+    return tuple(sorted((str(k), str(v)) for k, v in items))
 
 
-def se_jobs(config: dict) -> list[dict]:
-    """One dict per SE curve file: experiment, channel, T, rho, variant."""
-    jobs = []
-    for name, exp in config["experiments"].items():
-        if "se" not in exp:
-            continue
-        for channel in channels(exp, exp["se"]):
-            for rho in as_list(exp["rho"]):
-                for T in as_list(exp["se"].get("T", exp["T"])):
-                    for variant in se_variants(exp, channel):
-                        jobs.append(dict(experiment=name, channel=channel, T=int(T),
-                                         rho=fnum(rho), variant=variant))
-    return jobs
+@dataclass(frozen=True)
+class SEJob:
+    """One state-evolution curve: a channel at ``(T, param, rho, variant)`` over ``alphas``."""
+
+    experiment: str
+    channel: str
+    T: int
+    param: float
+    rho: float
+    variant: str
+    alphas: tuple[float, ...]
+
+    @property
+    def wildcards(self) -> dict:
+        return dict(experiment=self.experiment, channel=self.channel, T=str(self.T),
+                    cpar=cpar(self.channel, self.param), rho=ffmt(self.rho),
+                    variant=self.variant)
+
+    @property
+    def channel_params(self) -> dict:
+        """Keywords of :func:`aimlib.state_evolution.curve` for the channel's parameter."""
+        p = CHANNELS[self.channel].PARAM
+        return {p: self.param} if p else {}
+
+    def __getitem__(self, name):  # dict-style access, as the jobs used to be
+        return getattr(self, name)
 
 
+@dataclass(frozen=True)
+class Group:
+    """One aggregate of a data stage: its fixed parameters, its alpha grid and seeds.  A data
+    job runs one alpha of a group, every seed."""
+
+    experiment: str
+    stage: str
+    channel: str
+    variant: str
+    T: int
+    param: float
+    rho: float
+    d: int
+    alphas: tuple[float, ...]
+    seeds: tuple[int, ...]
+
+    @property
+    def cpar(self) -> str:
+        return cpar(self.channel, self.param)
+
+    @property
+    def wildcards(self) -> dict:
+        """The group's file-name wildcards (a data job adds ``alpha``)."""
+        return dict(experiment=self.experiment, channel=self.channel, variant=self.variant,
+                    T=str(self.T), cpar=self.cpar, rho=ffmt(self.rho), d=str(self.d))
+
+    @property
+    def channel_params(self) -> dict:
+        """Keywords of :func:`aimlib.model.generate` for the channel's parameter."""
+        p = CHANNELS[self.channel].PARAM
+        return {p: self.param} if p else {}
+
+    def jobs(self) -> list[dict]:
+        """One dict per data job (alpha), with the group's fixed parameters and ``seeds``."""
+        fixed = dict(channel=self.channel, variant=self.variant, T=self.T, param=self.param,
+                     rho=self.rho, d=self.d, seeds=list(self.seeds))
+        return [dict(fixed, alpha=a) for a in self.alphas]
+
+
+@dataclass
+class Plan:
+    """Every job a configuration implies, built once and looked up by wildcards.
+
+    Attributes
+    ----------
+    config : dict
+        The (checked) configuration.
+    se_jobs : list of SEJob
+        Every SE curve, in config order.
+    """
+
+    config: dict
+    se_jobs: list[SEJob] = field(default_factory=list)
+    _se: dict = field(default_factory=dict, repr=False)
+    _groups: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        exps = self.config["experiments"]
+        for name, exp in exps.items():
+            if "se" in exp:
+                for job in _se_jobs(name, exp):
+                    self.se_jobs.append(job)
+                    self._se[_key(job.wildcards)] = job
+            for stage in STAGES:
+                table = self._groups.setdefault(stage, {})
+                if stage in exp:
+                    for g in _groups(name, exp, stage):
+                        table[_key(g.wildcards)] = g
+
+    # ---------------------------------------------------------------- lookups
+    def se(self, wildcards) -> SEJob:
+        """The SE job of a file's wildcards."""
+        return self._lookup(self._se, wildcards, "se")
+
+    def group(self, stage: str, wildcards) -> Group:
+        """The group of a data or aggregate file's wildcards (``alpha``, ``kind`` ignored)."""
+        w = {k: v for k, v in dict(wildcards.items()).items() if k not in ("alpha", "kind")}
+        return self._lookup(self._groups[stage], w, stage)
+
+    @staticmethod
+    def _lookup(table, wildcards, what):
+        try:
+            return table[_key(wildcards)]
+        except KeyError:
+            raise ValueError(f"no {what} job of the configuration matches "
+                             f"{dict(wildcards.items())}") from None
+
+    def se_for(self, experiment: str) -> list[SEJob]:
+        return [j for j in self.se_jobs if j.experiment == experiment]
+
+    def groups(self, stage: str, experiment: str | None = None) -> list[Group]:
+        """Groups of a stage (of one experiment), in a fixed order."""
+        gs = [g for g in self._groups.get(stage, {}).values()
+              if experiment is None or g.experiment == experiment]
+        return sorted(gs, key=lambda g: (g.experiment, g.channel, g.T, g.param, g.rho, g.d,
+                                         g.variant))
+
+    # ---------------------------------------------------------------- options
+    def exp(self, experiment: str) -> dict:
+        return self.config["experiments"][experiment]
+
+    @property
+    def se_tol(self) -> float:
+        return float(self.config.get("se", {}).get("tol", SE_TOL))
+
+    def amp_options(self, experiment: str, d: int | None = None) -> dict:
+        """AMP options (:class:`aimlib.options.AMPOptions`) of an experiment; with ``d``,
+        ``dtype: auto`` resolved to the precision used at that size."""
+        from .resources import amp_dtype
+
+        opts = resolve(AMPOptions, self.exp(experiment)["amp"])
+        if d is not None:
+            opts["dtype"] = amp_dtype(opts["dtype"], int(d))
+        return opts
+
+    def gd_options(self, experiment: str) -> dict:
+        """GD options (:class:`aimlib.options.GDOptions`) of an experiment."""
+        return resolve(GDOptions, self.exp(experiment)["gd"])
+
+    def small_width(self, experiment: str) -> dict | None:
+        """``alpha_bars`` and ``variant`` of the small-width limit of an experiment, or None."""
+        block = self.exp(experiment).get("small_width")
+        if block is None:
+            return None
+        return dict(alpha_bars=grid(block["alpha_bar"],
+                                    f"experiments.{experiment}.small_width.alpha_bar"),
+                    variant=block.get("variant", "exact"))
+
+    def gap(self, experiment: str, method: str) -> dict:
+        """Alphas of the finite-size gap per channel (``method``: ``amp`` or ``agd``)."""
+        exp = self.exp(experiment)
+        gap = exp.get("gap", {})
+        if method == "agd":
+            gap = {c: a for c, a in gap.items() if c in channels(exp, exp["gd"])}
+        return {c: [fnum(a) for a in alphas] for c, alphas in gap.items()}
+
+    def finite_size_methods(self, experiment: str) -> list[str]:
+        exp = self.exp(experiment)
+        if "gap" not in exp:
+            return []
+        return [m for m, stage in (("amp", "amp"), ("agd", "gd")) if stage in exp]
+
+    def axes(self, experiment: str) -> dict:
+        return self.exp(experiment).get("axes", {})
+
+    @property
+    def style(self) -> dict:
+        """The config's ``style`` block (the figures fill in the rest from their defaults)."""
+        return dict(self.config.get("style", {}))
+
+
+def plan(config: dict) -> Plan:
+    """The :class:`Plan` of a configuration."""
+    return Plan(config)
+
+
+def _se_jobs(name: str, exp: dict) -> list[SEJob]:
+    out = []
+    block = exp["se"]
+    for channel in channels(exp, block):
+        params = (channel_param_values(exp, block, channel) if CHANNELS[channel].SE_USES_PARAM
+                  else [CHANNELS[channel].PARAM_DEFAULT])
+        for rho in as_list(block.get("rho", exp["rho"])):
+            for T in as_list(block.get("T", exp["T"])):
+                for param in params:
+                    for variant in variants(exp, "se", channel):
+                        alphas = set(_alphas_for(block, rho, int(T), channel,
+                                                 f"experiments.{name}.se"))
+                        # the finite-size gap needs SE exactly at its alphas
+                        alphas |= {fnum(a) for a in exp.get("gap", {}).get(channel, [])}
+                        out.append(SEJob(name, channel, int(T), fnum(param), fnum(rho), variant,
+                                         tuple(sorted(alphas))))
+    return out
+
+
+def _groups(name: str, exp: dict, stage: str) -> list[Group]:
+    block = exp[stage]
+    key = f"experiments.{name}.{stage}"
+    ds = as_list(block["d"])
+    seeds = as_list(block["seeds"])
+    seeds = seeds * len(ds) if len(seeds) == 1 else seeds
+    out = []
+    for channel in channels(exp, block):
+        for rho in as_list(block.get("rho", exp["rho"])):
+            for T in as_list(block.get("T", exp["T"])):
+                for d, n_seeds in zip(ds, seeds, strict=True):
+                    for param in channel_param_values(exp, block, channel):
+                        alphas = tuple(_alphas_for(block, rho, int(T), channel, key))
+                        for variant in variants(exp, stage, channel):
+                            out.append(Group(name, stage, channel, variant, int(T), fnum(param),
+                                             fnum(rho), int(d), alphas,
+                                             tuple(range(int(n_seeds)))))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# convenience views of the plan (tests, benchmarks, the resource estimate)
+# --------------------------------------------------------------------------------------------
 @dataclass(frozen=True, order=True)
 class TeacherKey:
     """Parameters of one run's teacher data (a data job covers every seed of its point)."""
 
     channel: str
     T: int
-    beta: float
+    param: float
     rho: float
     d: int
     alpha: float
@@ -272,97 +520,109 @@ class TeacherKey:
 
 
 def stage_points(config: dict, experiment: str, stage: str) -> list[TeacherKey]:
-    """Teacher keys of one data stage (``amp`` or ``gd``) of an experiment."""
-    exp = config["experiments"][experiment]
-    block = exp[stage]
-    key = f"experiments.{experiment}.{stage}"
-    ds = as_list(block["d"])
-    seeds = as_list(block["seeds"])
-    seeds = seeds * len(ds) if len(seeds) == 1 else seeds
-    out = []
-    for channel in channels(exp, block):
-        betas = (as_list(block.get("beta", exp.get("beta", 1.0))) if channel == "softmax"
-                 else [1.0])
-        for rho in as_list(block.get("rho", exp["rho"])):
-            for T in as_list(block.get("T", exp["T"])):
-                for d, n_seeds in zip(ds, seeds, strict=True):
-                    for beta in betas:
-                        for alpha in _alphas_for(block, rho, int(T), channel, key):
-                            for seed in range(int(n_seeds)):
-                                out.append(TeacherKey(channel, int(T), fnum(beta), fnum(rho),
-                                                      int(d), alpha, seed))
-    return out
-
-
-#: Defaults of the AMP options of an experiment's ``amp`` block.
-AMP_DEFAULTS = {"damping": 0.5, "tol": 1e-7, "max_iter": 500, "dtype": "float64"}
-
-
-def amp_options(config: dict, experiment: str, d: int | None = None) -> dict:
-    """AMP options (damping, tol, max_iter, dtype) of an experiment, with defaults filled in.
-
-    With ``d``, ``dtype: auto`` is resolved to the precision used at that size.
-    """
-    from .resources import amp_dtype
-
-    block = config["experiments"][experiment]["amp"]
-    opts = {k: block.get(k, v) for k, v in AMP_DEFAULTS.items()}
-    if d is not None:
-        opts["dtype"] = amp_dtype(opts["dtype"], int(d))
-    return opts
-
-
-def stage_variants(config: dict, experiment: str, stage: str,
-                   channel: str = "hardmax") -> list[str]:
-    """Hardmax output-function variants of a stage (``["exact"]`` unless configured)."""
-    if channel != "hardmax":
-        return ["exact"]
-    return as_list(config["experiments"][experiment][stage].get("variant", "exact"))
-
-
-def stage_groups(config: dict, experiment: str, stage: str) -> list[dict]:
-    """One dict per aggregate of a stage: the fixed parameters and the alpha grid and seeds.
-
-    A group is ``(channel, T, beta, rho, d, variant)``; its runs are every alpha of the grid times
-    every seed.
-    """
-    groups: dict[tuple, dict] = {}
-    for key in stage_points(config, experiment, stage):
-        for variant in stage_variants(config, experiment, stage, key.channel):
-            g = (key.channel, key.T, key.beta, key.rho, key.d, variant)
-            entry = groups.setdefault(g, dict(channel=key.channel, T=key.T, beta=key.beta,
-                                              rho=key.rho, d=key.d, variant=variant,
-                                              alphas=set(), seeds=set()))
-            entry["alphas"].add(key.alpha)
-            entry["seeds"].add(key.seed)
-    out = []
-    for g in sorted(groups):
-        e = groups[g]
-        e["alphas"] = sorted(e["alphas"])
-        e["seeds"] = sorted(e["seeds"])
-        out.append(e)
-    return out
+    """Teacher keys of one data stage (``amp`` or ``gd``) of an experiment (one per run)."""
+    keys = {TeacherKey(g.channel, g.T, g.param, g.rho, g.d, a, s)
+            for g in plan(config).groups(stage, experiment) for a in g.alphas for s in g.seeds}
+    return sorted(keys)
 
 
 def stage_jobs(config: dict, experiment: str, stage: str) -> list[dict]:
-    """One job per ``(channel, variant, T, beta, rho, d, alpha)`` of a data stage.
+    """One job per ``(channel, variant, T, param, rho, d, alpha)`` of a data stage.
 
     A job runs every seed of its point (``seeds``), drawing each seed's teacher data itself, so
     that the workflow has one job per point rather than one per run (the job start-up, about 2 s
     of imports and numba cache loading, is paid once per point).
     """
-    out = []
-    for g in stage_groups(config, experiment, stage):
-        fixed = {k: v for k, v in g.items() if k != "alphas"}
-        out.extend(dict(fixed, alpha=a) for a in g["alphas"])
-    return out
+    return [j for g in plan(config).groups(stage, experiment) for j in g.jobs()]
 
 
-#: Defaults of the GD options of an experiment's ``gd`` block (docs/theory.md §5).
-GD_DEFAULTS = {"inits": 32, "steps": 1000, "lr": 0.1, "dtype": "float32"}
+def se_alphas(config: dict, experiment: str, rho: float, T: int,
+              channel: str | None = None) -> list[float]:
+    """The alpha grid of the SE curve of ``experiment`` at ``(rho, T)`` (and ``channel``)."""
+    jobs = [j for j in plan(config).se_for(experiment)
+            if j.rho == fnum(rho) and j.T == int(T) and channel in (None, j.channel)]
+    return list(jobs[0].alphas)
+
+
+def amp_options(config: dict, experiment: str, d: int | None = None) -> dict:
+    """:meth:`Plan.amp_options` of a configuration."""
+    return Plan(config).amp_options(experiment, d)
 
 
 def gd_options(config: dict, experiment: str) -> dict:
-    """GD options (inits, steps, lr, dtype) of an experiment, with defaults filled in."""
-    block = config["experiments"][experiment]["gd"]
-    return {k: block.get(k, v) for k, v in GD_DEFAULTS.items()}
+    """:meth:`Plan.gd_options` of a configuration."""
+    return Plan(config).gd_options(experiment)
+
+
+# --------------------------------------------------------------------------------------------
+# the schema, completed from the channel registry
+# --------------------------------------------------------------------------------------------
+def schema(schema_path) -> dict:
+    """``config/schema.yaml`` with the registry filled in: the channel names (``$defs.channel``),
+    one grid, axes and gap entry per channel, each channel's parameter as an experiment and
+    stage key, the smallest ``T`` any channel takes, and the algorithms' option defaults."""
+    import yaml
+
+    from .options import defaults
+
+    with open(schema_path) as f:
+        sch = yaml.safe_load(f)
+    defs = sch["$defs"]
+    names = list(CHANNELS)
+    defs["channel"]["oneOf"][0]["enum"] = names
+    defs["channel"]["oneOf"][1]["items"]["enum"] = names
+    for sub, ref in (("channel_grid", "#/$defs/grid"), ("axes", "#/$defs/axes")):
+        target = defs[sub]["oneOf"][1] if sub == "channel_grid" else defs[sub]
+        for c in names:
+            target["properties"].setdefault(c, {"$ref": ref})
+    gap = defs["experiment"]["properties"]["gap"]
+    for c in names:
+        gap["properties"][c] = {"type": "array", "minItems": 1,
+                                "items": {"$ref": "#/$defs/positive"}}
+    t_min = min(cls.T_MIN for cls in CHANNELS.values())
+    defs["T"]["oneOf"][0]["minimum"] = t_min
+    defs["T"]["oneOf"][1]["items"]["minimum"] = t_min
+    for cls in CHANNELS.values():
+        if cls.PARAM:
+            entry = {"$ref": "#/$defs/number_list",
+                     "description": f"{cls.name} channel parameter (checked by the channel)"}
+            for block in ("experiment", "se_block", "data_block"):
+                defs[block]["properties"].setdefault(cls.PARAM, entry)
+    for block, cls in (("amp_block", AMPOptions), ("gd_block", GDOptions)):
+        for k, v in defaults(cls).items():
+            defs[block]["properties"][k]["default"] = v
+    sch["properties"]["se"]["properties"]["tol"]["default"] = SE_TOL
+    return sch
+
+
+def fill_defaults(config: dict) -> dict:
+    """Fill in, in place, the defaults a config may omit: ``se.tol`` and the AMP and GD options
+    of every experiment (:mod:`aimlib.options`), so that the resolved config recorded with every
+    result says what was run."""
+    config.setdefault("se", {}).setdefault("tol", SE_TOL)
+    for exp in config.get("experiments", {}).values():
+        for stage, cls in (("amp", AMPOptions), ("gd", GDOptions)):
+            if stage in exp:
+                for k, v in resolve(cls, exp[stage]).items():
+                    exp[stage].setdefault(k, v)
+    return config
+
+
+def check_schema(config: dict, schema_path) -> None:
+    """Validate ``config`` against :func:`schema`; on failure raise :class:`ConfigError` with
+    one line: the key, its value and the rule it breaks (the most specific of jsonschema's
+    errors, not a dump of the schema)."""
+    import jsonschema
+    from jsonschema.exceptions import best_match
+
+    validator = jsonschema.Draft202012Validator(schema(schema_path))
+    err = best_match(validator.iter_errors(config))
+    if err is None:
+        return
+    # For "oneOf"/"anyOf" the most relevant branch's own error names the offending element.
+    while err.context:
+        err = best_match(err.context)
+    value = err.instance
+    text = repr(value) if not isinstance(value, dict | list) or len(repr(value)) < 60 else \
+        f"{type(value).__name__} of {len(value)}"
+    raise ConfigError(f"{_key_path(err.absolute_path)} = {text}: {err.message}")

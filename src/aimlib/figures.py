@@ -1,7 +1,12 @@
-"""The paper's figures, drawn from cached datasets (docs/theory.md §6).
+"""The paper's figures and those beyond it, drawn from cached datasets (docs/theory.md §6).
 
-Each ``figN`` function takes already loaded :class:`xarray.Dataset` objects and a style dict and
-returns a :class:`matplotlib.figure.Figure`; :func:`save` writes it as PDF and PNG atomically.
+Every figure has one signature, ``figN(inputs, *, axes=None, style=None)``: ``inputs`` maps the
+kinds of cached input its registry entry (:data:`aimlib.captions.FIGURES`) names (``"se"``,
+``"amp"``, ``"gd"``, ``"agd"``, ``"finite_size"``, ``"small_width"``) to lists of loaded
+:class:`xarray.Dataset` objects; ``axes`` holds limits and scales from the config (per channel
+for a panel per channel); ``style`` overrides :data:`DEFAULT_STYLE`.  It returns a
+:class:`matplotlib.figure.Figure`; :func:`draw` looks a figure up by name and :func:`save` writes
+it as PDF and PNG atomically.
 Colours are a fixed function of ``rho`` (:func:`rho_color`), so a given width has the same colour
 in every figure.
 """
@@ -21,8 +26,15 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
-__all__ = ["DEFAULT_STYLE", "rho_color", "T_color", "beta_color", "d_color", "fig1a", "fig1b",
-           "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6", "fig7", "fig8", "save"]
+from .captions import FIGURES  # noqa: E402
+from .channels.softmax import perfect_recovery_alpha_bar  # noqa: E402
+
+__all__ = ["DEFAULT_STYLE", "DRAW", "draw", "rho_color", "T_color", "beta_color", "fig1a",
+           "fig1b", "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6", "fig7", "fig8", "fig9",
+           "save"]
+
+#: ``{"se": [Dataset, ...], "amp": [...], ...}``: what a figure is drawn from.
+Inputs = Mapping[str, Sequence[xr.Dataset]]
 
 DEFAULT_STYLE: dict = {
     "width": 4.8,
@@ -72,17 +84,14 @@ def beta_color(beta: float, style: Mapping | None = None):
     return plt.get_cmap("cividis")(0.1 + 0.8 * min(max(t, 0.0), 1.0))
 
 
-def d_color(d: int, style: Mapping | None = None):
-    """Colour of a dimension ``d`` (log scale between 20 and 1500)."""
-    t = (math.log(d) - math.log(20.0)) / (math.log(1500.0) - math.log(20.0))
-    return plt.get_cmap("viridis")(0.05 + 0.85 * min(max(t, 0.0), 1.0))
+def _inputs(inputs: Inputs, *kinds: str) -> list[list[xr.Dataset]]:
+    """The lists of datasets of the given kinds (empty for a kind the inputs do not have)."""
+    return [list(inputs.get(k, ())) for k in kinds]
 
 
 def _alpha_bar(ds: xr.Dataset) -> np.ndarray:
-    """alpha_bar of an aggregate: alpha (T^2 + T - 2) for softmax, alpha / rho for hardmax."""
-    T, rho = int(ds.attrs["T"]), float(ds.attrs["rho"])
-    a = ds["alpha"].values
-    return a * (T * T + T - 2) if ds.attrs["channel"] == "softmax" else a / rho
+    """alpha_bar of an aggregate (its coordinate, the channel's rescaled sample ratio)."""
+    return ds["alpha_bar"].values
 
 
 def _new(style: dict):
@@ -173,10 +182,10 @@ def _paper_curves(ax, curves: Sequence[xr.Dataset], x: str, style: dict):
     return [c for c in curves if c.attrs.get("variant", "exact") != "density"]
 
 
-def fig1a(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
-          axes: Mapping | None = None, style: Mapping | None = None):
+def fig1a(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Hardmax, T = 2: error against alpha for each rho; SE lines and AMP markers (mean +- std),
     and, thin and dashed, the curves as the paper computed them (density g_out)."""
+    curves, amp = _inputs(inputs, "se", "amp")
     s = _style(style)
     fig, ax = _new(s)
     curves = _paper_curves(ax, curves, "alpha", s)
@@ -192,10 +201,10 @@ def fig1a(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
     return fig
 
 
-def fig1b(curves: Sequence[xr.Dataset], limit: xr.Dataset, *, axes: Mapping | None = None,
-          style: Mapping | None = None):
+def fig1b(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Hardmax, T = 2: SE error against alpha_bar = alpha / rho, with the rho -> 0 limit, and,
     thin and dashed, the curves as the paper computed them (density g_out)."""
+    curves, (limit,) = _inputs(inputs, "se", "small_width")
     s = _style(style)
     fig, ax = _new(s)
     curves = _paper_curves(ax, curves, "alpha_bar", s)
@@ -214,14 +223,14 @@ def fig1b(curves: Sequence[xr.Dataset], limit: xr.Dataset, *, axes: Mapping | No
     return fig
 
 
-def fig2a(curves: Sequence[xr.Dataset], *, axes: Mapping | None = None,
-          style: Mapping | None = None):
+def fig2a(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Softmax, T = 2: SE error against alpha for each rho, plus the rho = infinity line."""
+    (curves,) = _inputs(inputs, "se")
     s = _style(style)
     fig, ax = _new(s)
     _se_lines(ax, curves, "alpha", s)
     T = int(curves[0].attrs["T"])
-    k = T * T + T - 2
+    k = float(curves[0]["alpha_bar"].values[0] / curves[0]["alpha"].values[0])  # T^2 + T - 2
     xmax = (axes or {}).get("xlim", [0, 1.0 / k * 1.12])[1]
     xs = np.linspace(0.0, xmax, 400)
     ax.plot(xs, np.clip(1.0 - k * xs, 0.0, None), color="black", ls="--", lw=s["line_width"],
@@ -234,9 +243,9 @@ def fig2a(curves: Sequence[xr.Dataset], *, axes: Mapping | None = None,
     return fig
 
 
-def fig5(curves: Sequence[xr.Dataset], *, axes: Mapping | None = None,
-         style: Mapping | None = None):
+def fig5(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Softmax SE for several T against alpha_bar = alpha (T^2 + T - 2): one curve for all T."""
+    (curves,) = _inputs(inputs, "se")
     s = _style(style)
     fig, ax = _new(s)
     styles = ["-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1))]
@@ -245,7 +254,7 @@ def fig5(curves: Sequence[xr.Dataset], *, axes: Mapping | None = None,
         ax.plot(ds["alpha_bar"].values, ds["error"].values, color=T_color(T, s),
                 ls=styles[i % len(styles)], lw=s["line_width"], label=rf"$T={T}$")
     rho = float(curves[0].attrs["rho"])
-    thr = 2 * rho - rho * rho if rho <= 1 else 1.0
+    thr = perfect_recovery_alpha_bar(rho)
     ax.axvline(thr, color="gray", ls=":", lw=1.0)
     ax.annotate(rf"$\bar\alpha_c = {thr:g}$", xy=(thr, 0.05), xytext=(4, 0),
                 textcoords="offset points", fontsize=s["font_size"] - 1, color="gray")
@@ -273,10 +282,9 @@ def _softmax_panel(ax, curves, amp, gd, agd, s, key, color_of, tag, se_label):
                     ms=s["marker_size"] + 2, ls="none", label=f"{name} {tag(g)}")
 
 
-def fig2b(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
-          gd: Sequence[xr.Dataset] = (), agd: Sequence[xr.Dataset] = (), *,
-          axes: Mapping | None = None, style: Mapping | None = None):
+def fig2b(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Softmax: error against alpha_bar; SE line, AMP dots per T, GD (+) and AGD (x) per T."""
+    curves, amp, gd, agd = _inputs(inputs, "se", "amp", "gd", "agd")
     s = _style(style)
     fig, ax = _new(s)
 
@@ -295,10 +303,9 @@ def fig2b(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
     return fig
 
 
-def fig4(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
-         gd: Sequence[xr.Dataset] = (), agd: Sequence[xr.Dataset] = (), *,
-         axes: Mapping | None = None, style: Mapping | None = None):
+def fig4(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Softmax at several beta: the single (beta-free) SE curve, AMP, GD and AGD at each beta."""
+    curves, amp, gd, agd = _inputs(inputs, "se", "amp", "gd", "agd")
     s = _style(style)
     fig, ax = _new(s)
 
@@ -319,8 +326,7 @@ def fig4(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
     return fig
 
 
-def fig6(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
-         axes: Mapping | None = None, style: Mapping | None = None):
+def fig6(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """The hardmax correction: SE with the exact g_out, SE as the paper computes it with the
     density g_out (assuming the Nishimori identities), the state evolution of AMP actually run
     with the density g_out (mismatched), and AMP with each g_out.
@@ -328,6 +334,7 @@ def fig6(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
     AMP markers are means over converged seeds; a point where no seed converged is drawn as an
     open diamond at the mean (and spread) of its runs' reported iterates, labelled as such.
     """
+    curves, amp = _inputs(inputs, "se", "amp")
     s = _style(style)
     fig, ax = _new(s)
     col = {"exact": "tab:blue", "density": "tab:red", "mismatched": "darkred"}
@@ -373,13 +380,13 @@ def _slope_fit(alpha: np.ndarray, mean: np.ndarray, sem: np.ndarray):
     return float(coef[0]), float(math.sqrt(cov[0, 0]))
 
 
-def fig7(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
-         axes: Mapping | None = None, style: Mapping | None = None):
+def fig7(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """How the hardmax error vanishes (docs/theory.md §9): (a) SE with the exact g_out (solid)
     and with the published density (dashed) against alpha, the two asymptotic laws (thin dashed
     grey: ``alpha^-2`` and ``alpha^-1``), and AMP at large alpha with the slope fitted on its
     means; (b) ``alpha^2 E`` against alpha, where the exact curves flatten to their prefactor
     and the density curves keep growing."""
+    curves, amp = _inputs(inputs, "se", "amp")
     from .asymptotics import large_alpha
 
     s = _style(style)
@@ -429,14 +436,13 @@ def fig7(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (), *,
     return fig
 
 
-def fig8(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
-         gd: Sequence[xr.Dataset] = (), agd: Sequence[xr.Dataset] = (), *,
-         axes: Mapping | None = None, style: Mapping | None = None):
+def fig8(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Test error on fresh samples (docs/theory.md §10), one panel per channel: the Bayes-optimal
     test error from SE with the Bayes predictor (solid) and the plug-in predictor (dashed),
     and for AMP, GD and AGD estimates the test error measured on fresh samples (filled markers,
     mean +- std over converged seeds) next to the Gaussian prediction from each estimate's own
     overlaps ``(m, Q)`` (open markers)."""
+    curves, amp, gd, agd = _inputs(inputs, "se", "amp", "gd", "agd")
     from .generalisation import bayes
 
     s = _style(style)
@@ -483,55 +489,61 @@ def _rank_colors(values, cmap: str = "viridis"):
     return {v: cm(0.05 + 0.85 * i / max(len(vals) - 1, 1)) for i, v in enumerate(vals)}
 
 
-def fig3(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
-         agd: Sequence[xr.Dataset] = (), finite_size: Sequence[xr.Dataset] = (), *,
-         axes: Mapping | None = None, style: Mapping | None = None):
+def fig3(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Finite size: (a, b) error against alpha per d with SE, softmax (AMP and AGD) and hardmax
     (AMP); (c) the gap |mean - SE| against 1/d at fixed alphas, log-log, with the fitted power law;
     (d) the mean error against 1/d with its extrapolation to d -> infinity and the SE value.
 
     Markers are means over converged runs; where no run of a point converged, the mean of the
     final iterates is drawn as a small open diamond so that the point is not silently dropped.
+    ``axes`` may set each channel's panel (``axes.softmax``, ``axes.hardmax``).
     """
+    curves, amp, agd, finite_size = _inputs(inputs, "se", "amp", "agd", "finite_size")
     s = _style(style)
     plt.rcParams.update({"font.size": s["font_size"], "axes.labelsize": s["font_size"] + 1,
                          "legend.fontsize": s["font_size"] - 2, "mathtext.fontset": "cm"})
     fig, axs = plt.subplots(2, 2, figsize=(2 * s["width"], 2 * s["height"]), layout="constrained")
-    rho = float(curves[0].attrs["rho"]) if curves else float("nan")
     dc = _rank_colors([int(a.attrs["d"]) for a in (*amp, *agd)])
-
-    def dcol(a):
-        return dc[int(a.attrs["d"])]
-
     for ax, channel, tag in ((axs[0, 0], "softmax", "(a)"), (axs[0, 1], "hardmax", "(b)")):
-        for ds in curves:
-            if ds.attrs["channel"] == channel:
-                ax.plot(ds["alpha"].values, ds["error"].values, color="black",
-                        lw=s["line_width"], label=r"SE ($d\to\infty$)", zorder=5)
-        mine = sorted((a for a in amp if a.attrs["channel"] == channel),
-                      key=lambda a: int(a.attrs["d"]))
-        _amp_markers(ax, mine, "alpha", s, color_of=dcol,
-                     label=lambda a: rf"AMP $d={a.attrs['d']}$")
-        for a in mine:
-            none = (a["n_converged"].values == 0) & np.isfinite(a["mean_all"].values)
-            if none.any():
-                ax.plot(a["alpha"].values[none], a["mean_all"].values[none], "d", color=dcol(a),
-                        mfc="none", ms=s["marker_size"], ls="none")
-        for g in sorted((a for a in agd if a.attrs["channel"] == channel),
-                        key=lambda a: int(a.attrs["d"])):
-            ax.plot(g["alpha"].values, g["mean"].values, "x", color=dcol(g),
-                    ms=s["marker_size"] + 2, ls="none", label=rf"AGD $d={g.attrs['d']}$")
-        ax.set_yscale("log")
-        ax.set_ylim(1e-3, 1.3)
-        ax.grid(True, which="major", alpha=0.25)
-        _off_axis(ax, mine, "alpha", s, color_of=dcol)
-        ax.set_xlabel(r"$\alpha = n/d^2$")
-        ax.set_ylabel("estimation error")
-        ax.set_title(rf"{tag} {channel}, $T=2$, $\rho={_fmt_rho(rho)}$")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(loc="lower left", frameon=False, ncol=2)
+        _fig3_alpha_panel(ax, channel, tag, curves, amp, agd, s, lambda a: dc[int(a.attrs["d"])])
+        _axes(ax, (axes or {}).get(channel))
+    _fig3_gap_panels(axs[1, 0], axs[1, 1], finite_size, s)
+    return fig
 
-    ax_gap, ax_ext = axs[1, 0], axs[1, 1]
+
+def _fig3_alpha_panel(ax, channel, tag, curves, amp, agd, s, dcol) -> None:
+    """Panels (a, b): one channel's error against alpha for each d, with its SE curve."""
+    rho = float(curves[0].attrs["rho"]) if curves else float("nan")
+    for ds in curves:
+        if ds.attrs["channel"] == channel:
+            ax.plot(ds["alpha"].values, ds["error"].values, color="black",
+                    lw=s["line_width"], label=r"SE ($d\to\infty$)", zorder=5)
+    mine = sorted((a for a in amp if a.attrs["channel"] == channel),
+                  key=lambda a: int(a.attrs["d"]))
+    _amp_markers(ax, mine, "alpha", s, color_of=dcol, label=lambda a: rf"AMP $d={a.attrs['d']}$")
+    for a in mine:
+        none = (a["n_converged"].values == 0) & np.isfinite(a["mean_all"].values)
+        if none.any():
+            ax.plot(a["alpha"].values[none], a["mean_all"].values[none], "d", color=dcol(a),
+                    mfc="none", ms=s["marker_size"], ls="none")
+    for g in sorted((a for a in agd if a.attrs["channel"] == channel),
+                    key=lambda a: int(a.attrs["d"])):
+        ax.plot(g["alpha"].values, g["mean"].values, "x", color=dcol(g),
+                ms=s["marker_size"] + 2, ls="none", label=rf"AGD $d={g.attrs['d']}$")
+    ax.set_yscale("log")
+    ax.set_ylim(1e-3, 1.3)
+    ax.grid(True, which="major", alpha=0.25)
+    _off_axis(ax, mine, "alpha", s, color_of=dcol)
+    ax.set_xlabel(r"$\alpha = n/d^2$")
+    ax.set_ylabel("estimation error")
+    ax.set_title(rf"{tag} {channel}, $T=2$, $\rho={_fmt_rho(rho)}$")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="lower left", frameon=False, ncol=2)
+
+
+def _fig3_gap_panels(ax_gap, ax_ext, finite_size, s) -> None:
+    """Panels (c, d): the gap to SE against 1/d with its power-law fit, and the mean error
+    against 1/d with its extrapolation to d -> infinity next to SE."""
     colors = plt.get_cmap("tab10")
     k = 0
     d_seen: set[int] = set()
@@ -589,6 +601,49 @@ def fig3(curves: Sequence[xr.Dataset], amp: Sequence[xr.Dataset] = (),
     ax_ext.set_xlabel(r"$1/d$")
     ax_ext.set_ylabel(r"mean error $\overline{E}_d$")
     ax_ext.set_title(r"(d) $E_\infty + c\,d^{-k}$ at $1/d=0$ (bar) vs SE ($\star$)")
+
+
+def fig9(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
+    """The Gaussian output channel (docs/theory.md §11): one panel per noise level Delta, SE
+    error against alpha for each T (lines; the noiseless threshold ``alpha T (T + 1) =
+    2 rho - rho^2`` dotted), AMP (filled circles) and AGD (crosses), one colour per T.  With
+    noise, whether GD still reaches the Bayes-optimal error shows as the gap between the
+    crosses and the line."""
+    curves, amp, agd = _inputs(inputs, "se", "amp", "agd")
+    s = _style(style)
+    plt.rcParams.update({"font.size": s["font_size"], "mathtext.fontset": "cm"})
+    deltas = sorted({float(c.attrs["delta"]) for c in (*curves, *amp, *agd)})
+    fig, axs = plt.subplots(1, len(deltas), figsize=(s["width"] * len(deltas), s["height"]),
+                            layout="constrained", squeeze=False, sharey=True)
+
+    def tcol(a):
+        return T_color(int(a.attrs["T"]), s)
+
+    for ax, delta in zip(axs[0], deltas, strict=True):
+        def mine(sets, delta=delta):
+            return sorted((c for c in sets if float(c.attrs["delta"]) == delta),
+                          key=lambda c: int(c.attrs["T"]))
+
+        for ds in mine(curves):
+            T, rho = int(ds.attrs["T"]), float(ds.attrs["rho"])
+            ax.plot(ds["alpha"].values, ds["error"].values, color=tcol(ds), lw=s["line_width"],
+                    label=rf"SE $T={T}$")
+            thr = ds.attrs.get("perfect_recovery_alpha")
+            if thr is not None:
+                ax.axvline(float(thr), color=tcol(ds), ls=":", lw=0.9)
+        _amp_markers(ax, mine(amp), "alpha", s, color_of=tcol, filled=True,
+                     label=lambda a: rf"AMP $T={a.attrs['T']}$ ($d={a.attrs['d']}$)")
+        for g in mine(agd):
+            ax.plot(g["alpha"].values, g["mean"].values, "x", color=tcol(g),
+                    ms=s["marker_size"] + 2, ls="none",
+                    label=rf"AGD $T={g.attrs['T']}$ ($d={g.attrs['d']}$)")
+        _axes(ax, axes)
+        _off_axis(ax, [*mine(amp), *mine(agd)], "alpha", s, color_of=tcol)
+        rho = float(curves[0].attrs["rho"]) if curves else float("nan")
+        ax.set_xlabel(r"$\alpha = n/d^2$")
+        ax.set_title(rf"Gaussian channel, $\rho={_fmt_rho(rho)}$, $\Delta={delta:g}$")
+        ax.legend(loc="lower left", frameon=False, fontsize=s["font_size"] - 3, ncol=1)
+    axs[0, 0].set_ylabel("estimation error")
     return fig
 
 
@@ -604,3 +659,15 @@ def save(fig, paths: Sequence[str | os.PathLike], dpi: int | None = None) -> Non
                                                                       metadata=meta))
     plt.close(fig)
 
+
+
+#: The drawing function of each figure of the registry (:data:`aimlib.captions.FIGURES`).
+DRAW = {name: globals()[name] for name in FIGURES}
+
+
+def draw(name: str, inputs: Inputs, *, axes: Mapping | None = None,
+         style: Mapping | None = None):
+    """Draw registered figure ``name`` from its inputs."""
+    if name not in DRAW:
+        raise ValueError(f"no figure {name!r}; the registry has {', '.join(DRAW)}")
+    return DRAW[name](inputs, axes=axes, style=style)

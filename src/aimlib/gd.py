@@ -1,14 +1,16 @@
-"""Gradient-descent baselines (docs/theory.md §5): full-batch Adam on the softmax outputs.
+"""Gradient-descent baselines (docs/theory.md §5): full-batch Adam on the squared loss.
 
-The student has the teacher's width, ``S_W = W W^T / sqrt(r d)``, and predicts
-``y(X; S_W)`` with the teacher's beta; the loss is ``(1/d) sum_mu ||y_hat_mu - y_mu||_F^2``.
+The student has the teacher's width, ``S_W = W W^T / sqrt(r d)``, and predicts the channel's
+noiseless output ``y(X; S_W)`` (the softmax with the teacher's beta; for the Gaussian channel the
+index ``h`` itself); the loss is ``(1/d) sum_mu ||y_hat_mu - y_mu||_F^2``.
 ``S_W`` is never formed in the loop: with ``Z = X W`` (``n T x r``),
 ``h_ab = (z_a . z_b - delta_ab ||W||_F^2) / (sqrt(r d) sqrt(d))``, and the gradient is
 
     dL/dW = (1 / (sqrt(r d) sqrt(d))) [X^T ((G + G^T) Z) - 2 (sum_mu Tr G_mu) W],
 
-with ``G = dL/dh`` from the softmax backward pass, so a step costs ``O(n T d r)`` and memory is
-``O(n T (d + r))``.  ``K`` initialisations on the same data are batched into one matrix product.
+with ``G = dL/dh`` from the channel's backward pass (``Channel.gd_layer``), so a step costs
+``O(n T d r)`` and memory is ``O(n T (d + r))``.  ``K`` initialisations on the same data are
+batched into one matrix product.
 GD is one run; AGD averages the estimates ``S_W`` of the ``K`` runs (docs/theory.md §5).
 """
 
@@ -18,9 +20,10 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 
+from .channels import CHANNELS, Channel, Softmax
 from .model import TeacherData, estimation_error, generate
+from .options import GDOptions
 from .progress import open_bar
 
 __all__ = ["GDResult", "loss_and_grad", "run", "run_point"]
@@ -56,79 +59,27 @@ class GDResult:
     S_avg: np.ndarray = field(default=None, repr=False)
     S_first: np.ndarray = field(default=None, repr=False)
 
+    def to_dataset(self, loss_points: int = 200):
+        """The run as an ``xarray.Dataset``: ``error_agd`` (the averaged estimate),
+        ``error_gd`` (the first initialisation), ``errors`` on ``init`` and the training loss on
+        ``(step, init)``, every ``steps // loss_points``-th step.  There is no ``converged``:
+        GD runs a fixed number of Adam steps, there is no convergence test to fail."""
+        import xarray as xr
 
-# ``reassoc`` only: it lets LLVM vectorise the length-r dot products by summing them in another
-# order (as BLAS does); no other fast-math flag (no NaN/Inf assumptions, no approximate exp or
-# reciprocals), and the kernel matches the numpy reference to 1e-12 (tests/test_gd.py).
-@njit(cache=True, fastmath={"reassoc"})
-def _softmax_layer(Z, y, beta, c, trace, r, d, GZ, loss, gdiag):  # pragma: no cover - numba
-    """Forward and backward pass through the indices and the softmax, per sample and student.
-
-    ``Z = X [W_1 .. W_K]`` has shape ``(n T, K r)`` (row ``mu T + a`` is token ``a`` of sample
-    ``mu``, columns ``k r .. (k + 1) r`` student ``k``).  Adds each student's loss to ``loss``
-    and ``sum_mu Tr G_mu`` to ``gdiag``, and writes ``(G + G^T) Z`` into ``GZ`` in ``Z``'s
-    layout, ready for the backward product ``X^T GZ``.  Serial; contiguous slices so that the
-    inner loops vectorise.  The two loops over ``r`` run in
-    ``Z``'s precision (float32 with float32 products, like the GEMMs around them); the softmax,
-    loss and ``G`` are float64.
-    """
-    nT, Kr = Z.shape
-    T = y.shape[1]
-    n = nT // T
-    K = Kr // r
-    h = np.empty((T, T))
-    G = np.empty((T, T))
-    Gs = np.empty((T, T), dtype=Z.dtype)  # G + G^T in Z's precision, for the mixing loop
-    zero = Z[0, 0] - Z[0, 0]  # 0 in Z's precision: float32 products accumulate in float32
-    for i in range(n):
-        row = i * T
-        for k in range(K):
-            base = k * r
-            for a in range(T):
-                za = Z[row + a, base:base + r]
-                for b in range(a, T):
-                    zb = Z[row + b, base:base + r]
-                    s = zero
-                    for j in range(r):
-                        s += za[j] * zb[j]
-                    h[a, b] = s
-                    h[b, a] = s
-            lk = 0.0
-            for a in range(T):
-                h[a, a] -= trace[k]
-                m = -np.inf
-                for b in range(T):
-                    h[a, b] = beta * h[a, b] / c
-                    m = max(m, h[a, b])
-                tot = 0.0
-                for b in range(T):
-                    h[a, b] = math.exp(h[a, b] - m)
-                    tot += h[a, b]
-                dot = 0.0
-                for b in range(T):
-                    h[a, b] /= tot  # y_hat
-                    diff = h[a, b] - y[i, a, b]
-                    lk += diff * diff
-                    G[a, b] = 2.0 * diff / d  # dL/dy_hat
-                    dot += h[a, b] * G[a, b]
-                for b in range(T):
-                    G[a, b] = beta * h[a, b] * (G[a, b] - dot)  # dL/dh
-                gdiag[k] += G[a, a]
-            loss[k] += lk / d
-            for a in range(T):
-                for b in range(T):
-                    Gs[a, b] = G[a, b] + G[b, a]
-            for a in range(T):
-                out = GZ[row + a, base:base + r]
-                out[:] = zero
-                for b in range(T):
-                    g = Gs[a, b]
-                    zb = Z[row + b, base:base + r]
-                    for j in range(r):
-                        out[j] += g * zb[j]
+        every = max(1, self.steps // loss_points)
+        return xr.Dataset(
+            {
+                "error_agd": ((), self.error),
+                "error_gd": ((), float(self.errors[0])),
+                "errors": ("init", self.errors),
+                "loss": (("step", "init"), self.loss[::every]),
+            },
+            coords={"init": np.arange(len(self.errors)),
+                    "step": np.arange(1, self.steps + 1)[::every]},
+        )
 
 
-def loss_and_grad(W: np.ndarray, X: np.ndarray, y: np.ndarray, beta: float, *,
+def loss_and_grad(W: np.ndarray, X: np.ndarray, y: np.ndarray, channel: Channel | float, *,
                   work: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Loss and its gradient for a batch of students.
 
@@ -140,8 +91,8 @@ def loss_and_grad(W: np.ndarray, X: np.ndarray, y: np.ndarray, beta: float, *,
         Tokens, shape ``(n, T, d)``.
     y : numpy.ndarray
         Teacher outputs, shape ``(n, T, T)``.
-    beta : float
-        Inverse temperature.
+    channel : Channel or float
+        The channel (one with ``SUPPORTS_GD``); a float is a softmax inverse temperature.
     work : numpy.ndarray, optional
         Scratch space of at least ``2 n T K r`` elements for the products ``X W`` and
         ``(G + G^T) X W``, reused across steps (a fresh one costs page faults on every call).
@@ -157,6 +108,7 @@ def loss_and_grad(W: np.ndarray, X: np.ndarray, y: np.ndarray, beta: float, *,
     """
     K, d, r = W.shape
     n, T, _ = X.shape
+    ch = channel if isinstance(channel, Channel) else Softmax(T=T, beta=channel)
     c = math.sqrt(r * d) * math.sqrt(d)
     size = n * T * K * r
     if work is None:
@@ -169,12 +121,14 @@ def loss_and_grad(W: np.ndarray, X: np.ndarray, y: np.ndarray, beta: float, *,
     trace = np.einsum("kdr,kdr->k", W, W)  # ||W_k||^2 = sqrt(r d) Tr S_k
     loss = np.zeros(K)
     gdiag = np.zeros(K)
-    _softmax_layer(Z, y, float(beta), c, trace, r, d, GZ, loss, gdiag)
+    ch.gd_layer(Z, y, c, trace, r, d, GZ, loss, gdiag)
     # backward GEMM: (d, nT) @ (nT, K r)
     grad = (Xf.T @ GZ).reshape(d, K, r).transpose(1, 0, 2) - 2.0 * gdiag[:, None, None] * W
     return loss, grad / c
 
 
+#: Bytes for the batched per-initialisation products (:func:`memory_per_init` each).
+MEMORY_BUDGET = 2e9
 #: Precisions of the tokens and of the matrix products that :func:`run` accepts.
 PRECISIONS = ("float64", "float32")
 
@@ -184,21 +138,16 @@ def memory_per_init(n: int, T: int, r: int, dtype: str = "float64") -> int:
     return 2 * n * T * r * np.dtype(dtype).itemsize
 
 
-def _s_of_w(W: np.ndarray) -> np.ndarray:
-    d, r = W.shape
-    return (W @ W.T) / math.sqrt(r * d)
-
-
 def run(
     data: TeacherData,
-    inits: int = 1,
-    steps: int = 1000,
-    lr: float = 0.1,
+    inits: int = GDOptions.inits,
+    steps: int = GDOptions.steps,
+    lr: float = GDOptions.lr,
     rng: np.random.Generator | None = None,
     *,
     batch: int | None = None,
-    memory_budget: float = 2e9,
-    dtype: str = "float32",
+    memory_budget: float = MEMORY_BUDGET,
+    dtype: str = GDOptions.dtype,
     progress=None,
 ) -> GDResult:
     """Full-batch Adam from ``inits`` Gaussian initialisations on the same data.
@@ -206,9 +155,10 @@ def run(
     Parameters
     ----------
     data : TeacherData
-        Softmax teacher data.
+        Teacher data of a channel that GD can fit (``SUPPORTS_GD``: softmax, Gaussian).
     inits : int
-        Number ``K`` of initialisations (1: plain GD; 32: the paper's AGD).
+        Number ``K`` of initialisations (1: plain GD; the default, 32, is the paper's AGD; the
+        first initialisation of an AGD run is a plain GD run).
     steps : int
         Adam steps.
     lr : float
@@ -230,8 +180,11 @@ def run(
         rate and time remaining).  A callable is called as ``progress(step, mean_loss)`` at the
         first and every 50th step of each batch.
     """
-    if data.channel != "softmax":
-        raise ValueError(f"GD is defined for the softmax channel, got channel={data.channel!r}")
+    ch = data.ch
+    if not ch.SUPPORTS_GD:
+        gd_channels = [k for k, c in CHANNELS.items() if c.SUPPORTS_GD]
+        raise ValueError(f"GD is defined for the channels {gd_channels}, got "
+                         f"channel={data.channel!r}")
     if int(inits) < 1:
         raise ValueError(f"inits must be >= 1, got inits={inits!r}")
     if int(steps) < 1:
@@ -246,7 +199,7 @@ def run(
     K, d, r, n, T = int(inits), data.d, data.r, data.n, data.T
     W0 = rng.standard_normal((K, d, r))
     X = data.tokens().astype(dtype, copy=False)
-    y = np.ascontiguousarray(data.labels, dtype=np.float64)
+    y = np.ascontiguousarray(data.outputs(), dtype=np.float64)
     if batch is None:
         batch = max(1, min(K, int(memory_budget // memory_per_init(n, T, r, dtype))))
     work = np.empty(2 * n * T * batch * r, dtype=dtype)
@@ -258,10 +211,10 @@ def run(
     try:
         for lo in range(0, K, batch):
             hi = min(K, lo + batch)
-            W = _adam(W0[lo:hi].copy(), X, y, data.beta, lr, int(steps), work,
+            W = _adam(W0[lo:hi].copy(), X, y, ch, lr, int(steps), work,
                       losses[:, lo:hi], progress if bar is None else None, bar)
             for k in range(hi - lo):
-                S = _s_of_w(W[k])
+                S = (W[k] @ W[k].T) / math.sqrt(r * d)
                 errors[lo + k] = estimation_error(S, data.S)
                 S_sum += S
                 if lo + k == 0:
@@ -273,12 +226,12 @@ def run(
     return GDResult(estimation_error(S_avg, data.S), errors, losses, int(steps), S_avg, S_first)
 
 
-def _adam(W, X, y, beta, lr, steps, work, losses, progress, bar):
+def _adam(W, X, y, ch, lr, steps, work, losses, progress, bar):
     """``steps`` full-batch Adam steps on a batch of students ``W`` (updated in place)."""
     m = np.zeros_like(W)
     v = np.zeros_like(W)
     for t in range(1, steps + 1):
-        loss, g = loss_and_grad(W, X, y, beta, work=work)
+        loss, g = loss_and_grad(W, X, y, ch, work=work)
         losses[t - 1] = loss
         m = BETA1 * m + (1.0 - BETA1) * g
         v = BETA2 * v + (1.0 - BETA2) * g * g
@@ -294,8 +247,12 @@ def _adam(W, X, y, beta, lr, steps, work, losses, progress, bar):
     return W
 
 
-def run_point(alpha: float, rho: float, T: int, d: int, seed: int, inits: int = 1,
-              beta: float = 1.0, *, base_seed: int = 0, **opts) -> GDResult:
-    """Draw softmax teacher data from a seed and run GD / AGD on it."""
-    data = generate("softmax", alpha, rho, T, d, seed, beta=beta, base_seed=base_seed)
+def run_point(alpha: float, rho: float, T: int, d: int, seed: int, inits: int = GDOptions.inits,
+              beta: float = 1.0, *, base_seed: int = 0, channel: str = "softmax",
+              **opts) -> GDResult:
+    """Draw teacher data of ``channel`` from a seed and run GD / AGD on it (the channel's own
+    parameter, ``delta`` for the Gaussian channel, goes to the data)."""
+    param = CHANNELS[channel].PARAM if channel in CHANNELS else None
+    cparams = {param: opts.pop(param)} if param in opts and param != "beta" else {}
+    data = generate(channel, alpha, rho, T, d, seed, beta=beta, base_seed=base_seed, **cparams)
     return run(data, inits=inits, **opts)

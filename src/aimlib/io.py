@@ -9,48 +9,80 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from . import __version__
 
 if TYPE_CHECKING:
     import xarray as xr
 
-    from .model import TeacherData
 
 # xarray and the model are imported where they are used: the workflow imports this module (for
 # code_version) in every job's start-up, which should not pay for netCDF and numba.
 
 __all__ = ["CacheError", "read_cache", "code_version", "write_netcdf", "read_netcdf",
-           "atomic_write", "atomic_write_text", "teacher_to_dataset", "teacher_from_dataset",
-           "save_teacher", "load_teacher"]
+           "atomic_write", "atomic_write_text"]
 
 _PKG = Path(__file__).resolve().parent
 
 
+def _file(name: str) -> Path:
+    """Source file of module ``name`` (dotted, relative to aimlib: ``"amp"``,
+    ``"channels.softmax"``; a package is its ``__init__.py``)."""
+    base = _PKG.joinpath(*name.split("."))
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+
+
+def _exists(name: str) -> bool:
+    return _file(name).is_file()
+
+
 def _imports(name: str) -> set[str]:
-    """The aimlib modules that module ``name`` imports (``from .x import``, ``from . import x``,
-    ``import aimlib.x``), read from its source with :mod:`ast` (imports inside functions too)."""
+    """The aimlib modules that module ``name`` imports (relative imports of any level,
+    ``import aimlib.x``, ``from aimlib import x``), read from its source with :mod:`ast`
+    (imports inside functions too)."""
     import ast
 
-    tree = ast.parse((_PKG / f"{name}.py").read_text())
+    path = _file(name)
+    tree = ast.parse(path.read_text())
+    # the package a relative import of level 1 starts from
+    pkg = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            if node.level == 1 and node.module:
-                out.add(node.module.split(".")[0])
-            elif node.level == 1:
-                out.update(a.name for a in node.names)
-            elif node.module and node.module.startswith("aimlib"):
-                parts = node.module.split(".")
-                if len(parts) > 1:
-                    out.add(parts[1])
-                else:
-                    out.update(a.name for a in node.names)
+            if node.level:
+                base = pkg[: len(pkg) - (node.level - 1)]
+            elif (node.module or "").split(".")[0] == "aimlib":
+                base, node_module = [], ".".join((node.module or "").split(".")[1:])
+                mod = node_module.split(".") if node_module else []
+                out.update(_candidates(base + mod, node.names))
+                continue
+            else:
+                continue
+            mod = node.module.split(".") if node.module else []
+            out.update(_candidates(base + mod, node.names))
         elif isinstance(node, ast.Import):
-            out.update(a.name.split(".")[1] for a in node.names
+            out.update(".".join(a.name.split(".")[1:]) for a in node.names
                        if a.name.startswith("aimlib."))
-    return {m for m in out if (_PKG / f"{m}.py").is_file()}
+    return {m for m in out if m and _exists(m)}
+
+
+def _candidates(parts: list[str], names) -> set[str]:
+    """``from <parts> import <names>``: the module itself and any names that are submodules."""
+    out = {".".join(parts)} if parts else set()
+    out.update(".".join([*parts, a.name]) for a in names)
+    return out
+
+
+def script_modules(path: str | os.PathLike) -> list[str]:
+    """The aimlib modules a workflow script imports, except the job plumbing (``jobs``: logging
+    and progress; ``resources``: the token budget), which cannot change a result."""
+    import ast
+
+    tree = ast.parse(Path(path).read_text())
+    used: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "aimlib":
+            used |= _candidates(node.module.split(".")[1:], node.names)
+    return sorted(m for m in used if m and _exists(m) and m not in ("jobs", "resources"))
 
 
 def module_closure(*modules: str) -> list[str]:
@@ -61,27 +93,31 @@ def module_closure(*modules: str) -> list[str]:
         name = todo.pop()
         if name in seen:
             continue
-        if not (_PKG / f"{name}.py").is_file():
+        if not _exists(name):
             raise ValueError(f"aimlib has no module {name!r}")
         seen.add(name)
         todo.extend(_imports(name) - seen)
     return sorted(seen)
 
 
-def code_version(*modules: str) -> str:
+def code_version(*modules: str, script: str | os.PathLike | None = None) -> str:
     """Version string of the package plus a hash of the named modules' source files and of every
     aimlib module they import (transitively, :func:`module_closure`).
 
     ``code_version("amp")`` changes when ``amp.py`` or anything it imports changes, so a Snakemake
     rule that passes it as a ``params:`` entry re-runs exactly when the code its results depend on
-    changes; a workflow script names the modules it imports itself.  With no names, every module
-    of the package is hashed.
+    changes.  ``script=`` adds the modules a workflow script imports (:func:`script_modules`), so
+    a rule's list is derived from its script.  With no names, every module of the package is
+    hashed.
     """
-    names = module_closure(*modules) if modules else sorted(p.stem for p in _PKG.glob("*.py"))
+    names = list(modules) + (script_modules(script) if script is not None else [])
+    names = module_closure(*names) if names else sorted(
+        ".".join(p.relative_to(_PKG).with_suffix("").parts).removesuffix(".__init__")
+        for p in _PKG.rglob("*.py"))
     h = hashlib.sha256()
     for name in names:
         h.update(name.encode())
-        h.update((_PKG / f"{name}.py").read_bytes())
+        h.update(_file(name).read_bytes())
     return f"{__version__}+{h.hexdigest()[:12]}"
 
 
@@ -181,47 +217,3 @@ def read_cache(path: str | os.PathLike, *, quarantine: bool = True) -> xr.Datase
                          "--configfile)")
     raise CacheError(f"corrupt cache {path}: {problem}; remake it and what uses it with "
                      f"`--forcerun {path}`")
-
-
-def teacher_to_dataset(data: TeacherData) -> xr.Dataset:
-    """Teacher data as a Dataset: ``W``, ``labels`` and the token seed (tokens are regenerated)."""
-    import xarray as xr
-
-    label_dims = ("sample", "a") if data.channel == "hardmax" else ("sample", "a", "b")
-    ds = xr.Dataset(
-        {
-            "W": (("i", "k"), data.W),
-            "labels": (label_dims, data.labels),
-        }
-    )
-    ds.attrs.update(channel=data.channel, T=data.T, beta=data.beta, rho=data.rho,
-                    alpha=data.alpha, d=data.d, seed=data.seed, n=data.n, r=data.r,
-                    token_entropy=json.dumps([str(e) for e in data.token_entropy]))
-    ds["labels"].attrs["description"] = (
-        "hardmax: argmax index of each row" if data.channel == "hardmax"
-        else "softmax outputs y_ab")
-    return ds
-
-
-def teacher_from_dataset(ds: xr.Dataset) -> TeacherData:
-    """Inverse of :func:`teacher_to_dataset`."""
-    from .model import TeacherData
-
-    a = ds.attrs
-    return TeacherData(
-        channel=str(a["channel"]), T=int(a["T"]), beta=float(a["beta"]), rho=float(a["rho"]),
-        alpha=float(a["alpha"]), d=int(a["d"]), seed=int(a["seed"]),
-        W=np.asarray(ds["W"].values, dtype=np.float64),
-        labels=np.asarray(ds["labels"].values),
-        token_entropy=tuple(int(e) for e in json.loads(a["token_entropy"])),
-    )
-
-
-def save_teacher(data: TeacherData, path, **kw) -> None:
-    """Write teacher data to netCDF (see :func:`write_netcdf` for the keywords)."""
-    write_netcdf(teacher_to_dataset(data), path, **kw)
-
-
-def load_teacher(path) -> TeacherData:
-    """Read teacher data written by :func:`save_teacher`."""
-    return teacher_from_dataset(read_netcdf(path))

@@ -101,25 +101,28 @@ def warm_numba_cache() -> float:
     The workflow calls this in its ``onstart`` handler, before the first job starts; on a cluster
     the cache lives next to the sources on the shared file system (or in ``NUMBA_CACHE_DIR``).
     It runs the public entry points on tiny problems with the argument types the jobs use
-    (both channels, both hardmax variants, SE, the small-width limit, the prior, AMP and GD).
+    (every registered channel and variant, SE, the small-width limit, the prior, AMP and GD).
     Returns the seconds it took.
     """
     t0 = time.perf_counter()
     import numpy as np
 
     from . import amp, gd, model, prior, state_evolution
+    from .channels import CHANNELS
 
-    for channel, variants in (("softmax", ("exact",)), ("hardmax", ("exact", "density"))):
-        for variant in variants:
-            state_evolution.solve(channel, 0.3, 0.5, variant=variant)
-            data = model.generate(channel, 0.5, 0.5, 2, 12, 0)
+    for name, cls in CHANNELS.items():
+        T = max(cls.T_MIN, 2)
+        data = model.generate(name, 0.5, 0.5, T, 12, 0)
+        for variant in cls.VARIANTS:
+            state_evolution.solve(name, 0.3, 0.5, T, variant=variant)
             for dtype in (np.float64, np.float32):
                 amp.run(data, variant=variant, max_iter=2, max_restarts=0, dtype=dtype)
+        if cls.SUPPORTS_GD:
+            for dtype in ("float64", "float32"):
+                gd.run(data, inits=1, steps=2, dtype=dtype)
     state_evolution.small_width_solve(1.0)
     state_evolution.small_width_solve(1.0, variant="density")
     prior.mmse(0.5, 0.5)
-    for dtype in ("float64", "float32"):
-        gd.run(model.generate("softmax", 0.5, 0.5, 2, 12, 0), steps=2, dtype=dtype)
     return time.perf_counter() - t0
 
 

@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit
 
 from . import prior
-from .channels import _C, _hardmax_slopes
+from .channels.hardmax import _C, _hardmax_slopes
 
 __all__ = ["MismatchedResult", "output_update", "input_update", "solve", "curve"]
 

@@ -3,7 +3,8 @@
 Sizes: ``r = round(rho d)``, ``n = round(alpha d^2)``.  The teacher is
 ``S* = W* W*^T / sqrt(r d)``; each sample is a ``T x d`` block of i.i.d. N(0, 1) tokens; the
 attention index is the symmetric ``T x T`` matrix ``h_ab = (x_a^T S x_b - delta_ab Tr S) / sqrt(d)``
-and the output is its row-wise softmax at inverse temperature ``beta`` or its row-wise hardmax.
+and the output is made from it by an output channel (:mod:`aimlib.channels`: softmax, hardmax,
+Gaussian noise), which also says how labels are stored.
 
 Memory is ``O(n T d)`` at most and ``O(chunk T d + d^2)`` when the tokens are regenerated chunk
 by chunk: tokens are drawn in fixed chunks of :data:`CHUNK` samples, each from its own
@@ -19,9 +20,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 
-from .channels import make_channel
+from .channels import Channel, channel_class, hardmax_output, make_channel, one_hot, softmax_output
+from .kernels import mix_tokens, pair_dots
+from .options import CHUNK
 from .prior import _check_rho
 
 __all__ = [
@@ -35,10 +37,10 @@ __all__ = [
     "hardmax_output",
     "generate",
     "estimation_error",
+    "mix_tokens",
+    "one_hot",
 ]
 
-#: Samples per token chunk (a fixed constant: changing it changes every regenerated token).
-CHUNK = 4096
 
 
 def sizes(alpha: float, rho: float, d: int) -> tuple[int, int]:
@@ -71,36 +73,6 @@ def teacher(d: int, r: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nd
     return W, (W @ W.T) / math.sqrt(r * d)
 
 
-@njit(cache=True)
-def _pair_dots(A, B, out):  # pragma: no cover - numba
-    """``out[i, a, b] = A[i, a] . B[i, b]`` for blocks of ``T`` rows (serial, contiguous rows)."""
-    m, T, d = A.shape
-    for i in range(m):
-        for a in range(T):
-            xa = A[i, a]
-            for b in range(T):
-                xb = B[i, b]
-                s = 0.0
-                for j in range(d):
-                    s += xa[j] * xb[j]
-                out[i, a, b] = s
-
-
-@njit(cache=True)
-def mix_tokens(G, X, out):  # pragma: no cover - numba
-    """``out[i, a] = sum_b G[i, a, b] X[i, b]``, i.e. ``G_mu X_mu`` per sample (serial)."""
-    m, T, d = X.shape
-    for i in range(m):
-        for a in range(T):
-            o = out[i, a]
-            o[:] = 0.0
-            for b in range(T):
-                g = G[i, a, b]
-                xb = X[i, b]
-                for j in range(d):
-                    o[j] += g * xb[j]
-
-
 def attention_indices(X: np.ndarray, S: np.ndarray) -> np.ndarray:
     """``h_ab = (x_a^T S x_b - delta_ab Tr S) / sqrt(d)`` for a block of samples.
 
@@ -120,29 +92,11 @@ def attention_indices(X: np.ndarray, S: np.ndarray) -> np.ndarray:
     X = np.ascontiguousarray(X)
     XS = (X.reshape(m * T, d) @ S).reshape(m, T, d)  # one GEMM, not m small ones
     H = np.empty((m, T, T))
-    _pair_dots(XS, X, H)
+    pair_dots(XS, X, H)
     idx = np.arange(T)
     H[..., idx, idx] -= np.trace(S)
     H /= math.sqrt(d)
     return H
-
-
-def softmax_output(h: np.ndarray, beta: float = 1.0) -> np.ndarray:
-    """Row-wise softmax of ``beta h`` over the last axis."""
-    z = beta * h
-    z = z - z.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def hardmax_output(h: np.ndarray) -> np.ndarray:
-    """Row-wise argmax of ``h`` as an integer array of shape ``h.shape[:-1]``."""
-    return np.argmax(h, axis=-1).astype(np.int8)
-
-
-def one_hot(index: np.ndarray, T: int) -> np.ndarray:
-    """One-hot rows ``y_ab = 1[b = index_a]`` from argmax indices."""
-    return (index[..., None] == np.arange(T)).astype(np.float64)
 
 
 def estimation_error(S_hat: np.ndarray, S_star: np.ndarray) -> float:
@@ -153,16 +107,18 @@ def estimation_error(S_hat: np.ndarray, S_star: np.ndarray) -> float:
 
 @dataclass
 class TeacherData:
-    """A teacher and its labelled samples for one ``(channel, T, rho, d, alpha, seed)``.
+    """A teacher and its labelled samples for one ``(channel, T, param, rho, d, alpha, seed)``.
 
     Tokens are not stored: :meth:`tokens` regenerates any range of samples from
-    ``token_seed`` bit for bit.  ``labels`` holds the softmax outputs ``(n, T, T)`` or the hardmax
-    argmax indices ``(n, T)``.
+    ``token_entropy`` bit for bit.  ``labels`` are in the channel's storage layout
+    (:meth:`aimlib.channels.Channel.label_shape`: softmax and Gaussian outputs ``(n, T, T)``,
+    hardmax argmax indices ``(n, T)``); ``param`` is the channel's parameter (``beta``,
+    ``delta``; 1.0 for hardmax).
     """
 
     channel: str
     T: int
-    beta: float
+    param: float
     rho: float
     alpha: float
     d: int
@@ -173,13 +129,24 @@ class TeacherData:
     S: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
-        make_channel(self.channel, T=self.T, beta=self.beta)
+        _ = self.ch  # validates channel, T and param
         r, n = sizes(self.alpha, self.rho, self.d)
         if self.W.shape != (self.d, r):
             raise ValueError(f"W has shape {self.W.shape}, expected {(self.d, r)}")
         if self.labels.shape[0] != n:
             raise ValueError(f"labels have {self.labels.shape[0]} samples, expected n={n}")
         self.S = (self.W @ self.W.T) / math.sqrt(r * self.d)
+
+    @property
+    def ch(self) -> Channel:
+        """The channel object (validated)."""
+        cls = channel_class(self.channel)
+        return cls(T=self.T, **({cls.PARAM: self.param} if cls.PARAM else {}))
+
+    @property
+    def beta(self) -> float:
+        """Softmax inverse temperature (1.0 for the other channels)."""
+        return self.param if self.channel == "softmax" else 1.0
 
     @property
     def r(self) -> int:
@@ -217,9 +184,7 @@ class TeacherData:
 
     def outputs(self) -> np.ndarray:
         """Outputs ``y`` of shape ``(n, T, T)`` (one-hot rows for hardmax)."""
-        if self.channel == "hardmax":
-            return one_hot(self.labels, self.T)
-        return self.labels
+        return self.ch.outputs(self.labels)
 
     def estimation_error(self, S_hat: np.ndarray) -> float:
         """``(1/d) ||S_hat - S*||_F^2``."""
@@ -234,15 +199,10 @@ class TeacherData:
     def test_error(self, S_hat: np.ndarray, n_test: int, rng: np.random.Generator) -> float:
         """Mean over ``n_test`` fresh samples of ``||y(X; S_hat) - y(X; S*)||_F^2``."""
         X = rng.standard_normal((n_test, self.T, self.d))
-        y_hat = _outputs(self.channel, attention_indices(X, S_hat), self.beta, self.T)
-        y = _outputs(self.channel, attention_indices(X, self.S), self.beta, self.T)
+        ch = self.ch
+        y_hat = ch.predict(attention_indices(X, S_hat))
+        y = ch.predict(attention_indices(X, self.S))
         return float(np.mean(np.sum((y_hat - y) ** 2, axis=(-2, -1))))
-
-
-def _outputs(channel: str, h: np.ndarray, beta: float, T: int) -> np.ndarray:
-    if channel == "hardmax":
-        return one_hot(hardmax_output(h), T)
-    return softmax_output(h, beta)
 
 
 def generate(
@@ -254,16 +214,18 @@ def generate(
     seed: int,
     beta: float = 1.0,
     base_seed: int = 0,
+    **params,
 ) -> TeacherData:
     """Draw a teacher and ``n = round(alpha d^2)`` labelled samples, reproducibly from ``seed``.
 
     Parameters
     ----------
-    channel : {"softmax", "hardmax"}
+    channel : str
+        A name in :data:`aimlib.channels.CHANNELS`.
     alpha, rho : float
         Sample and width ratios, both ``> 0``.
     T : int
-        Tokens per sample (hardmax: 2).
+        Tokens per sample (hardmax: 2; Gaussian: from 1).
     d : int
         Embedding dimension.
     seed : int
@@ -272,24 +234,30 @@ def generate(
         Softmax inverse temperature.
     base_seed : int
         The configuration's seed.
+    **params
+        The channel's own parameter (``delta`` for the Gaussian channel).
+
+    Notes
+    -----
+    The teacher comes from spawn key 0 of the point's seed sequence, token chunk ``k`` from
+    ``(1, k)`` and the label noise of a noisy channel's chunk ``k`` from ``(4, k)`` (GD's
+    initialisations use 2 and fresh test samples 3), so any chunk is reproducible on its own.
     """
-    make_channel(channel, T=T, beta=beta)
+    ch = make_channel(channel, T=T, beta=beta, **params)
     r, n = sizes(alpha, rho, d)
-    beta = float(beta) if channel == "softmax" else 1.0
     if int(seed) != seed or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got seed={seed!r}")
     ss = seed_sequence(base_seed, int(seed), channel, int(T), float(rho), int(d), float(alpha),
-                       beta)
+                       ch.param_value)
     rng_teacher = np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=(0,)))
     W, _ = teacher(d, r, rng_teacher)
     entropy = tuple(int(e) for e in np.atleast_1d(ss.entropy))
-    if channel == "hardmax":
-        labels = np.empty((n, T), dtype=np.int8)
-    else:
-        labels = np.empty((n, T, T), dtype=np.float64)
-    data = TeacherData(channel, int(T), beta, float(rho), float(alpha), int(d), int(seed), W,
-                       labels, entropy)
+    labels = np.empty(ch.label_shape(n), dtype=ch.LABEL_DTYPE)
+    data = TeacherData(channel, int(T), ch.param_value, float(rho), float(alpha), int(d),
+                       int(seed), W, labels, entropy)
     for lo, hi, X in data.chunks():
-        h = attention_indices(X, data.S)
-        labels[lo:hi] = hardmax_output(h) if channel == "hardmax" else softmax_output(h, beta)
+        noise = (np.random.default_rng(np.random.SeedSequence(list(entropy),
+                                                              spawn_key=(4, lo // CHUNK)))
+                 if ch.NOISY else None)
+        labels[lo:hi] = ch.labels(attention_indices(X, data.S), noise)
     return data

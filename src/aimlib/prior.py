@@ -65,6 +65,15 @@ def _check_rho(rho: float) -> float:
     return rho
 
 
+def mmse_slope(rho: float) -> float:
+    """``f(rho) = lim mmse(Delta) / Delta`` as ``Delta -> 0``: ``2 rho - rho^2`` for
+    ``rho <= 1``, else 1 -- the fraction of free parameters of ``S*`` (a symmetric matrix of rank
+    ``rho d``), and so the noiseless perfect-recovery threshold ``alpha_bar_c`` of the softmax
+    and Gaussian channels (docs/theory.md §2, §3)."""
+    rho = _check_rho(rho)
+    return 2.0 * rho - rho * rho if rho <= 1.0 else 1.0
+
+
 def _check_delta(delta: float) -> float:
     delta = float(delta)
     if not delta >= 0 or math.isnan(delta):

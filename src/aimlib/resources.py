@@ -16,7 +16,10 @@ scales the time request so that a job killed at its limit is resubmitted with mo
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from .channels import CHANNELS
+from .options import CHUNK, TOKEN_BUDGET, AMPOptions, GDOptions
 
 __all__ = [
     "Resources",
@@ -24,6 +27,8 @@ __all__ = [
     "TOKEN_BUDGET",
     "amp_dtype",
     "amp",
+    "amp_job",
+    "gd_job",
     "teacher_seconds",
     "gd",
     "se",
@@ -36,8 +41,6 @@ __all__ = [
 
 #: No job of the paper preset may ask for more (MB).
 MAX_MEM_MB = 12 * 1024
-#: Bytes of AMP tokens kept in memory; above it they are regenerated each iteration.
-TOKEN_BUDGET = 4.0 * 2**30
 #: Interpreter + numpy, scipy, numba, xarray and netCDF imports (measured about 200 MB), rounded up.
 BASE_MB = 400
 #: ``d`` from which ``dtype: auto`` runs AMP's large products in float32.
@@ -45,8 +48,6 @@ FLOAT32_FROM_D = 500
 #: Sustained GEMM rates per core (flop/s), about 60 % of what the benchmarks measured
 #: (AVX-512 machine: 105 Gflop/s float32, about 55 float64).
 GEMM_RATE = {"float64": 30e9, "float32": 60e9}
-#: Seconds per sample per iteration for the output function (hardmax: bivariate normal CDFs).
-G_OUT_SECONDS = {"softmax": 1.5e-6, "hardmax": 6e-6}
 #: Seconds per regenerated standard normal (numpy's ziggurat plus the copy).
 NORMAL_SECONDS = 6e-9
 
@@ -59,8 +60,6 @@ class Resources:
     mem_mb: int
     runtime: int
 
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def _mb(nbytes: float) -> float:
@@ -98,14 +97,16 @@ def _amp_model(d: int, n: int, T: int, channel: str, dtype: str, chunk: int):
     mem = (tokens if in_memory else 0) + 3 * m * T * d * 8 + 12 * n * T * T * 8 + 12 * d * d * 8
     threads = _amp_threads(d)
     rate = GEMM_RATE[amp_dtype(dtype, d)] * (0.9 * threads if threads > 1 else 1.0)
-    per_iter = (4.0 * n * T * d * d / rate + G_OUT_SECONDS[channel] * n * T * T / 4
+    # the output function's cost per sample at T = 2 is the channel's (hardmax: bivariate CDFs)
+    per_iter = (4.0 * n * T * d * d / rate + CHANNELS[channel].G_OUT_SECONDS * n * T * T / 4
                 + (0.0 if in_memory else NORMAL_SECONDS * n * T * d) + 5e-10 * d**3)
     setup = NORMAL_SECONDS * n * T * d + 2.0 * n * T * d * d / rate + teacher_seconds(d, n, T)
     return mem, threads, per_iter, setup
 
 
-def amp(d: int, n: int, T: int, channel: str, *, dtype: str = "float64", max_iter: int = 500,
-        chunk: int = 4096, runs: int = 1, attempt: int = 1) -> Resources:
+def amp(d: int, n: int, T: int, channel: str, *, dtype: str = AMPOptions.dtype,
+        max_iter: int = AMPOptions.max_iter, chunk: int = CHUNK, runs: int = 1,
+        attempt: int = 1) -> Resources:
     """Request of ``runs`` AMP runs in series (:func:`aimlib.amp.run`; a job runs every seed).
 
     Memory: tokens (``n T d``, or one chunk when they are regenerated), three chunk-sized
@@ -119,8 +120,27 @@ def amp(d: int, n: int, T: int, channel: str, *, dtype: str = "float64", max_ite
     return _request(mem, int(runs) * (setup + int(max_iter) * per_iter), threads, attempt)
 
 
-def amp_seconds(d: int, n: int, T: int, channel: str, *, dtype: str = "float64",
-                iterations: float = 0.0, chunk: int = 4096) -> float:
+def amp_job(group, alpha: float, opts: dict, *, attempt: int = 1) -> Resources:
+    """Request of one AMP data job of the plan: ``group`` (:class:`aimlib.config.Group`) at
+    ``alpha``, every seed, with the experiment's options."""
+    from .model import sizes
+
+    _, n = sizes(alpha, group.rho, group.d)
+    return amp(group.d, n, group.T, group.channel, dtype=opts["dtype"],
+               max_iter=opts["max_iter"], runs=len(group.seeds), attempt=attempt)
+
+
+def gd_job(group, alpha: float, opts: dict, *, attempt: int = 1) -> Resources:
+    """Request of one GD data job of the plan (see :func:`amp_job`)."""
+    from .model import sizes
+
+    r, n = sizes(alpha, group.rho, group.d)
+    return gd(group.d, n, group.T, r, inits=opts["inits"], steps=opts["steps"],
+              dtype=opts["dtype"], runs=len(group.seeds), attempt=attempt)
+
+
+def amp_seconds(d: int, n: int, T: int, channel: str, *, dtype: str = AMPOptions.dtype,
+                iterations: float = 0.0, chunk: int = CHUNK) -> float:
     """Expected CPU-seconds of one AMP run of ``iterations`` iterations (threads included)."""
     _, threads, per_iter, setup = _amp_model(d, n, T, channel, dtype, chunk)
     return threads * (setup + iterations * per_iter)
@@ -131,9 +151,11 @@ def teacher_seconds(d: int, n: int, T: int) -> float:
     return NORMAL_SECONDS * n * T * d + 2.0 * n * T * d * d / GEMM_RATE["float64"]
 
 
-def _gd_model(d: int, n: int, T: int, r: int, inits: int, steps: int, batch_budget: float,
-              dtype: str = "float32"):
-    from .gd import memory_per_init
+def _gd_model(d: int, n: int, T: int, r: int, inits: int, steps: int,
+              batch_budget: float | None, dtype: str = GDOptions.dtype):
+    from .gd import MEMORY_BUDGET, memory_per_init
+
+    batch_budget = MEMORY_BUDGET if batch_budget is None else batch_budget
 
     per_init = memory_per_init(n, T, r, dtype)
     mem = n * T * d * 8 + min(inits * per_init, max(per_init, batch_budget)) + inits * 3 * d * r * 8
@@ -142,8 +164,9 @@ def _gd_model(d: int, n: int, T: int, r: int, inits: int, steps: int, batch_budg
     return mem, seconds
 
 
-def gd(d: int, n: int, T: int, r: int, *, inits: int, steps: int, dtype: str = "float32",
-       batch_budget: float = 2e9, runs: int = 1, attempt: int = 1) -> Resources:
+def gd(d: int, n: int, T: int, r: int, *, inits: int, steps: int,
+       dtype: str = GDOptions.dtype, batch_budget: float | None = None, runs: int = 1,
+       attempt: int = 1) -> Resources:
     """Request of ``runs`` GD/AGD runs in series (:func:`aimlib.gd.run`), ``inits`` each.
 
     Memory: all tokens (``n T d`` float64) plus the batched per-initialisation arrays, capped by
@@ -155,9 +178,9 @@ def gd(d: int, n: int, T: int, r: int, *, inits: int, steps: int, dtype: str = "
 
 
 def gd_seconds(d: int, n: int, T: int, r: int, *, inits: int, steps: int,
-               dtype: str = "float32") -> float:
+               dtype: str = GDOptions.dtype) -> float:
     """Expected CPU-seconds of one GD/AGD run."""
-    return _gd_model(d, n, T, r, inits, steps, 2e9, dtype)[1]
+    return _gd_model(d, n, T, r, inits, steps, None, dtype)[1]
 
 
 def se(points: int, channel: str, *, attempt: int = 1) -> Resources:
@@ -224,37 +247,36 @@ def estimate(config: dict) -> CostEstimate:
     from .model import sizes
 
     exps = config["experiments"]
+    plan = cfg.plan(config)
     jobs = {name: 1 for name in exps}  # the figure job
     sec = {name: {"SE": 0.0, "AMP": 0.0, "GD": 0.0, "start-up": JOB_STARTUP_SECONDS}
            for name in exps}
-    for j in cfg.se_jobs(config):
-        n_pts = len(cfg.se_alphas(config, j["experiment"], j["rho"], j["T"], j["channel"]))
-        jobs[j["experiment"]] += 1
-        sec[j["experiment"]]["SE"] += 2 * n_pts * SE_POINT_SECONDS
-        sec[j["experiment"]]["start-up"] += JOB_STARTUP_SECONDS
+    for j in plan.se_jobs:
+        jobs[j.experiment] += 1
+        sec[j.experiment]["SE"] += 2 * len(j.alphas) * SE_POINT_SECONDS
+        sec[j.experiment]["start-up"] += JOB_STARTUP_SECONDS
     for name, exp in exps.items():
-        extra = ("small_width" in exp) + (
-            len([s for s in cfg.STAGES if s in exp]) if "gap" in exp else 0)  # finite-size fits
+        extra = ("small_width" in exp) + len(plan.finite_size_methods(name))  # limit, fits
         jobs[name] += extra
         sec[name]["start-up"] += extra * JOB_STARTUP_SECONDS
         for stage in cfg.STAGES:
-            if stage not in exp:
-                continue
-            n_groups = len(cfg.stage_groups(config, name, stage)) * (2 if stage == "gd" else 1)
-            jobs[name] += n_groups
-            sec[name]["start-up"] += n_groups * JOB_STARTUP_SECONDS
-            for j in cfg.stage_jobs(config, name, stage):
-                r, n = sizes(j["alpha"], j["rho"], j["d"])
-                if stage == "amp":
-                    opts = cfg.amp_options(config, name, j["d"])
-                    one = amp_seconds(j["d"], n, j["T"], j["channel"], dtype=opts["dtype"],
-                                      iterations=min(EXPECTED_AMP_ITERATIONS, opts["max_iter"]))
-                else:
-                    opts = cfg.gd_options(config, name)
-                    one = gd_seconds(j["d"], n, j["T"], r, inits=opts["inits"],
-                                     steps=opts["steps"], dtype=opts["dtype"])
-                jobs[name] += 1
-                sec[name][stage.upper()] += len(j["seeds"]) * one
-                sec[name]["start-up"] += JOB_STARTUP_SECONDS
+            for g in plan.groups(stage, name):
+                n_aggs = 2 if stage == "gd" else 1  # GD and AGD aggregates
+                jobs[name] += n_aggs
+                sec[name]["start-up"] += n_aggs * JOB_STARTUP_SECONDS
+                for alpha in g.alphas:
+                    r, n = sizes(alpha, g.rho, g.d)
+                    if stage == "amp":
+                        opts = plan.amp_options(name, g.d)
+                        one = amp_seconds(g.d, n, g.T, g.channel, dtype=opts["dtype"],
+                                          iterations=min(EXPECTED_AMP_ITERATIONS,
+                                                         opts["max_iter"]))
+                    else:
+                        opts = plan.gd_options(name)
+                        one = gd_seconds(g.d, n, g.T, r, inits=opts["inits"],
+                                         steps=opts["steps"], dtype=opts["dtype"])
+                    jobs[name] += 1
+                    sec[name][stage.upper()] += len(g.seeds) * one
+                    sec[name]["start-up"] += JOB_STARTUP_SECONDS
     by_stage = {k: {s: v / 3600.0 for s, v in d.items()} for k, d in sec.items()}
     return CostEstimate(jobs, {k: sum(v.values()) for k, v in by_stage.items()}, by_stage)

@@ -23,6 +23,8 @@ from scipy.optimize import brentq
 
 from . import prior
 from .channels import Hardmax, Softmax, hardmax_second_moment, make_channel
+from .channels.softmax import perfect_recovery_alpha_bar
+from .options import SE_TOL
 
 __all__ = [
     "FixedPointResult",
@@ -33,13 +35,14 @@ __all__ = [
     "curve",
     "alpha_bar",
     "softmax_perfect_recovery_threshold",
+    "perfect_recovery_threshold",
     "small_width_threshold",
     "small_width_solve",
     "small_width_curve",
 ]
 
 #: Tolerance on ``|F(q) - q|`` for every fixed point.
-TOL = 1e-10
+TOL = SE_TOL
 #: Relative distance of the informed start from perfect recovery: ``V0 = INFORMED_V * Q0``.
 INFORMED_V = 1e-6
 #: Two starts disagreeing by more than this (in error) signal a first-order transition.
@@ -150,6 +153,8 @@ class SEResult:
         Bayes-optimal error ``Q0 - q`` from the uninformed start (the point AMP reaches).
     q, q_hat : float
         Order parameters at that fixed point.
+    param : float
+        The channel's parameter (``beta``, ``delta``; 1.0 for hardmax).
     iterations : int
         Evaluations of the SE map (uninformed start).
     converged : bool
@@ -163,6 +168,7 @@ class SEResult:
     rho: float
     T: int
     beta: float
+    param: float
     error: float
     q: float
     q_hat: float
@@ -186,13 +192,11 @@ def _check_alpha(alpha: float) -> float:
     return alpha
 
 
-def alpha_bar(channel: str, alpha, rho: float, T: int = 2):
-    """Rescaled sample ratio: ``alpha (T^2 + T - 2)`` for softmax, ``alpha / rho`` for hardmax."""
-    if channel == "softmax":
-        return np.asarray(alpha) * (T * T + T - 2)
-    if channel == "hardmax":
-        return np.asarray(alpha) / rho
-    raise ValueError(f"channel must be 'softmax' or 'hardmax', got channel={channel!r}")
+def alpha_bar(channel: str, alpha, rho: float, T: int | None = None, **params):
+    """Rescaled sample ratio ``alpha * channel.alpha_bar_factor(rho)``: ``alpha (T^2 + T - 2)``
+    for softmax, ``alpha / rho`` for hardmax, ``alpha T (T + 1)`` for the Gaussian channel."""
+    ch = make_channel(channel, T=T, **params)
+    return np.asarray(alpha) * ch.alpha_bar_factor(rho)
 
 
 def _se_map(ch, alpha: float, rho: float) -> Callable[[float], float]:
@@ -223,7 +227,7 @@ def _result(ch, alpha, rho, beta, unf: FixedPointResult, inf: FixedPointResult) 
         return math.inf if V <= 0 else ch.q_hat(alpha, q, V)
 
     return SEResult(
-        channel=ch.name, alpha=alpha, rho=rho, T=ch.T, beta=beta,
+        channel=ch.name, alpha=alpha, rho=rho, T=ch.T, beta=beta, param=ch.param_value,
         error=max(Q0 - unf.q, 0.0), q=unf.q, q_hat=qh(unf.q),
         iterations=unf.iterations, converged=unf.converged,
         error_informed=max(Q0 - inf.q, 0.0), q_informed=inf.q,
@@ -240,30 +244,31 @@ def solve(
     channel: str,
     alpha: float,
     rho: float,
-    T: int = 2,
+    T: int | None = None,
     beta: float = 1.0,
     *,
-    variant: str = "exact",
     tol: float = TOL,
+    **params,
 ) -> SEResult:
     """State-evolution fixed point for one parameter point.
 
     Parameters
     ----------
-    channel : {"softmax", "hardmax"}
-        Output channel.
+    channel : str
+        Output channel, a name in :data:`aimlib.channels.CHANNELS`.
     alpha : float
         Sample ratio ``n / d^2``, ``> 0``.
     rho : float
         Width ratio ``r / d``, ``> 0``.
-    T : int
-        Tokens per sequence, ``>= 2`` (hardmax: 2 only).
+    T : int, optional
+        Tokens per sequence (default: the channel's smallest, 2 or, Gaussian, 1; hardmax: 2 only).
     beta : float
         Softmax inverse temperature (SE does not depend on it).
-    variant : {"exact", "density"}
-        Hardmax output function; ``"density"`` is the published error of docs/theory.md §7.
     tol : float
         Fixed-point tolerance on ``|F(q) - q|``.
+    **params
+        The channel's own parameters: ``variant`` (hardmax: ``"exact"`` or ``"density"``, the
+        published error of docs/theory.md §7), ``delta`` (Gaussian noise variance, ``>= 0``).
 
     Returns
     -------
@@ -271,7 +276,7 @@ def solve(
     """
     alpha = _check_alpha(alpha)
     rho = prior._check_rho(rho)
-    ch = make_channel(channel, T=T, beta=beta, variant=variant)
+    ch = make_channel(channel, T=T, beta=beta, **params)
     unf = _solve_channel(ch, alpha, rho, rho, tol)
     inf = _solve_channel(ch, alpha, rho, _informed_start(rho), tol)
     return _result(ch, alpha, rho, float(beta), unf, inf)
@@ -281,11 +286,11 @@ def curve(
     channel: str,
     alphas: Sequence[float] | np.ndarray,
     rho: float,
-    T: int = 2,
+    T: int | None = None,
     beta: float = 1.0,
     *,
-    variant: str = "exact",
     tol: float = TOL,
+    **params,
 ) -> xr.Dataset:
     """State-evolution curve over a grid of ``alpha``.
 
@@ -306,7 +311,7 @@ def curve(
     for v in a:
         _check_alpha(v)
     rho = prior._check_rho(rho)
-    ch = make_channel(channel, T=T, beta=beta, variant=variant)
+    ch = make_channel(channel, T=T, beta=beta, **params)
     Q0 = 1.0 + rho
     order = np.argsort(a, kind="stable")
     unf: dict[int, FixedPointResult] = {}
@@ -322,10 +327,10 @@ def curve(
         inf[i] = res
         q_prev = max(rho, min(res.q, _informed_start(rho)))
     results = [_result(ch, float(a[i]), rho, float(beta), unf[i], inf[i]) for i in range(a.size)]
-    return _results_dataset(results, a, ch, rho, beta, variant, tol)
+    return _results_dataset(results, a, ch, rho, beta, tol)
 
 
-def _results_dataset(results, a, ch, rho, beta, variant, tol) -> xr.Dataset:
+def _results_dataset(results, a, ch, rho, beta, tol) -> xr.Dataset:
     def col(name, dtype=np.float64):
         return ("alpha", np.array([getattr(r, name) for r in results], dtype=dtype))
 
@@ -340,12 +345,18 @@ def _results_dataset(results, a, ch, rho, beta, variant, tol) -> xr.Dataset:
             "converged_informed": col("converged_informed", np.int8),
             "disagree": ("alpha", np.array([r.disagree for r in results], dtype=np.int8)),
         },
-        coords={"alpha": a, "alpha_bar": ("alpha", alpha_bar(ch.name, a, rho, ch.T))},
+        coords={"alpha": a, "alpha_bar": ("alpha", a * ch.alpha_bar_factor(rho))},
     )
     ds.attrs.update(
-        channel=ch.name, rho=float(rho), T=int(ch.T), beta=float(beta), variant=variant,
+        channel=ch.name, rho=float(rho), T=int(ch.T), beta=float(beta),
+        variant=getattr(ch, "variant", "exact"), param=ch.param_value,
         Q0=1.0 + float(rho), tol=float(tol),
     )
+    if ch.PARAM:
+        ds.attrs[ch.PARAM] = ch.param_value
+    threshold = ch.perfect_recovery_threshold(rho)
+    if threshold is not None:
+        ds.attrs["perfect_recovery_alpha"] = float(threshold)
     ds["error"].attrs["long_name"] = "Bayes-optimal estimation error Q0 - q (uninformed start)"
     ds["error_informed"].attrs["long_name"] = "error of the fixed point reached from near Q0"
     return ds
@@ -357,9 +368,17 @@ def _results_dataset(results, a, ch, rho, beta, variant, tol) -> xr.Dataset:
 
 
 def softmax_perfect_recovery_threshold(rho: float) -> float:
-    """``alpha_bar_c = 2 rho - rho^2`` for ``rho <= 1`` and 1 for ``rho >= 1``."""
-    rho = prior._check_rho(rho)
-    return 2.0 * rho - rho * rho if rho <= 1.0 else 1.0
+    """``alpha_bar_c = 2 rho - rho^2`` for ``rho <= 1`` and 1 for ``rho >= 1`` (the same
+    ``alpha_bar_c`` for the noiseless Gaussian channel)."""
+    return perfect_recovery_alpha_bar(prior._check_rho(rho))
+
+
+def perfect_recovery_threshold(channel: str, rho: float, T: int | None = None,
+                               **params) -> float | None:
+    """``alpha`` at which the Bayes-optimal error of ``channel`` reaches 0 (``None`` if it
+    never does: hardmax, or the Gaussian channel with noise)."""
+    return make_channel(channel, T=T, **params).perfect_recovery_threshold(
+        prior._check_rho(rho))
 
 
 def small_width_threshold(variant: str = "exact") -> float:
@@ -424,14 +443,14 @@ __all__ += ["SmallWidthResult", "Softmax", "Hardmax"]
 # --------------------------------------------------------------------------------------------
 
 
-def test_error(channel: str, alpha: float, rho: float, T: int = 2, beta: float = 1.0,
-               predictor: str = "bayes", *, variant: str = "exact") -> float:
+def test_error(channel: str, alpha: float, rho: float, T: int | None = None, beta: float = 1.0,
+               predictor: str = "bayes", **params) -> float:
     """Bayes-optimal test error on a fresh sample at the SE fixed point (docs/theory.md §10).
 
     Parameters
     ----------
-    channel : {"softmax", "hardmax"}
-    alpha, rho, T, beta
+    channel : str
+    alpha, rho, T, beta, **params
         As in :func:`solve`; the test error of softmax depends on ``beta`` (SE does not).
     predictor : {"bayes", "plugin", "argmax"}
         ``"bayes"``: ``E ||y(X; S*) - E[y(X; S*) | data]||_F^2``; ``"plugin"``:
@@ -445,6 +464,7 @@ def test_error(channel: str, alpha: float, rho: float, T: int = 2, beta: float =
     """
     from . import generalisation
 
-    generalisation._check(channel, T, beta, predictor)
-    q = solve(channel, alpha, rho, T, beta, variant=variant).q
-    return generalisation.bayes(channel, min(q, 1.0 + rho), rho, T, beta, predictor).value
+    res = solve(channel, alpha, rho, T, beta, **params)
+    params.pop("variant", None)
+    return generalisation.bayes(channel, min(res.q, 1.0 + rho), rho, res.T, beta, predictor,
+                                **params).value

@@ -3,12 +3,11 @@ rule amp:
     output:
         AMP_PATH,
     params:
-        amp=amp_params,
-        seeds=stage_seeds("amp"),
+        job=group_params("amp"),
         base_seed=config["seed"],
-        version=code_version("amp", "generalisation", "aggregate", "io"),
+        version=script_version("amp"),
     log:
-        "logs/amp/{experiment}/{channel}_{variant}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}.log",
+        "logs/amp/{experiment}/{channel}_{variant}/T{T}_{cpar}_rho{rho}_d{d}_alpha{alpha}.log",
     threads: request("amp", "threads")
     resources:
         mem_mb=request("amp", "mem_mb"),
@@ -22,13 +21,13 @@ rule amp:
 rule amp_aggregate:
     """Mean, std and number converged over seeds, per alpha, for one AMP group."""
     input:
-        amp_agg_inputs,
+        agg_inputs("amp"),
     output:
         AMP_AGG_PATH,
     params:
-        version=code_version("aggregate", "io"),
+        version=script_version("aggregate"),
     log:
-        "logs/amp_aggregate/{experiment}/{channel}_{variant}_T{T}_beta{beta}_rho{rho}_d{d}.log",
+        "logs/amp_aggregate/{experiment}/" + GROUP + ".log",
     threads: 1
     resources:
         mem_mb=request("light", "mem_mb"),

@@ -5,8 +5,8 @@ rule finite_size:
     output:
         FINITE_SIZE_PATH,
     params:
-        gap=finite_size_params,
-        version=code_version("finite_size", "io"),
+        gap=lambda w: PLAN.gap(w.experiment, w.method),
+        version=script_version("finite_size"),
     log:
         "logs/finite_size/{experiment}_{method}.log",
     threads: 1
@@ -27,10 +27,10 @@ rule figure:
         pdf="figures/{fig}.pdf",
         png=report("figures/{fig}.png", caption="../report/figure.rst", category="{fig}"),
     params:
-        caption=lambda w: figure_caption(w.fig, EXP[w.fig]),
-        axes=lambda w: EXP[w.fig].get("axes", {}),
-        style=config["style"],
-        version=code_version("figures"),
+        caption=lambda w: figure_caption(w.fig, PLAN.exp(w.fig)),
+        axes=lambda w: PLAN.axes(w.fig),
+        style=PLAN.style,
+        version=script_version("figure"),
     log:
         "logs/figure/{fig}.log",
     priority: 40
@@ -50,6 +50,7 @@ rule config_record:
         report("figures/config.yaml", caption="../report/config.rst", category="configuration"),
     params:
         config=lambda w: resolved_config(config),
+        version=script_version("config_record"),
     log:
         "logs/config_record.log",
     threads: 1

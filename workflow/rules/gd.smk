@@ -3,12 +3,11 @@ rule gd:
     output:
         GD_PATH,
     params:
-        gd=gd_params,
-        seeds=stage_seeds("gd"),
+        job=group_params("gd"),
         base_seed=config["seed"],
-        version=code_version("gd", "generalisation", "aggregate", "io"),
+        version=script_version("gd"),
     log:
-        "logs/gd/{experiment}/{channel}_{variant}/T{T}_beta{beta}_rho{rho}_d{d}_alpha{alpha}.log",
+        "logs/gd/{experiment}/{channel}_{variant}/T{T}_{cpar}_rho{rho}_d{d}_alpha{alpha}.log",
     threads: request("gd", "threads")
     resources:
         mem_mb=request("gd", "mem_mb"),
@@ -22,13 +21,13 @@ rule gd:
 rule gd_aggregate:
     """Mean and std over seeds of the GD (first initialisation) or AGD error, per alpha."""
     input:
-        gd_agg_inputs,
+        agg_inputs("gd"),
     output:
         GD_AGG_PATH,
     params:
-        version=code_version("aggregate", "io"),
+        version=script_version("aggregate"),
     log:
-        "logs/gd_aggregate/{experiment}/{kind}_{channel}_{variant}_T{T}_beta{beta}_rho{rho}_d{d}.log",
+        "logs/gd_aggregate/{experiment}/{kind}_" + GROUP + ".log",
     threads: 1
     resources:
         mem_mb=request("light", "mem_mb"),

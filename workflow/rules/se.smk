@@ -1,12 +1,13 @@
 rule se_curve:
-    """State-evolution curve of one experiment at one (channel, T, rho, variant)."""
+    """State-evolution curve of one experiment at one (channel, T, channel parameter, rho,
+    variant)."""
     output:
         SE_PATH,
     params:
         se=se_params,
-        version=code_version("gaussian", "prior", "channels", "state_evolution", "mismatched", "io"),
+        version=script_version("se_curve"),
     log:
-        "logs/se_curve/{experiment}/{channel}_T{T}_rho{rho}_{variant}.log",
+        "logs/se_curve/{experiment}/{channel}_T{T}_{cpar}_rho{rho}_{variant}.log",
     priority: 50
     threads: request("se", "threads")
     resources:
@@ -24,7 +25,7 @@ rule se_small_width:
         SMALL_WIDTH_PATH,
     params:
         se=small_width_params,
-        version=code_version("gaussian", "prior", "channels", "state_evolution", "io"),
+        version=script_version("se_small_width"),
     log:
         "logs/se_small_width/{experiment}_{variant}.log",
     threads: 1

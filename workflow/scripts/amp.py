@@ -1,4 +1,4 @@
-"""Snakemake job: AMP at one point (channel, variant, T, beta, rho, d, alpha), every seed.
+"""Snakemake job: AMP at one point (channel, variant, T, parameter, rho, d, alpha), every seed.
 
 Each seed's teacher data are drawn here from the base seed and the point (bit for bit the same
 as :func:`aimlib.model.generate` gives anywhere), so the point needs no teacher files.
@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from aimlib import amp, generalisation, model, resources
+from aimlib import amp, generalisation, model
 from aimlib.aggregate import stack_seeds
 from aimlib.io import write_netcdf
 from aimlib.jobs import job_log, progress_bar, resolved_config
@@ -17,13 +17,13 @@ sm = snakemake  # noqa: F821  (injected by Snakemake)
 
 with job_log(sm.log[0], threads=sm.threads) as log:
     w = sm.wildcards
-    opts = dict(sm.params.amp)
-    seeds = [int(s) for s in sm.params.seeds]
-    opts["dtype"] = np.dtype(opts["dtype"])
+    job = sm.params.job
+    opts = dict(job["options"])
+    seeds = job["seeds"]
     runs = []
     for seed in seeds:
         data = model.generate(w.channel, float(w.alpha), float(w.rho), int(w.T), int(w.d), seed,
-                              beta=float(w.beta), base_seed=int(sm.params.base_seed))
+                              base_seed=int(sm.params.base_seed), **job["channel_params"])
         log.info("AMP %s (%s) T=%d rho=%g d=%d alpha=%g seed=%d n=%d, options %s",
                  data.channel, w.variant, data.T, data.rho, data.d, data.alpha, seed, data.n,
                  opts)
@@ -37,8 +37,7 @@ with job_log(sm.log[0], threads=sm.threads) as log:
                     log.info("iteration %4d  error %.6f  step %.3e  q_hat %.5g", it, err, step,
                              q_hat)
 
-            res = amp.run(data, variant=w.variant, progress=progress,
-                          token_budget=resources.TOKEN_BUDGET, **opts)
+            res = amp.run(data, variant=w.variant, progress=progress, **opts)
         log.info("seed %d: error %.6f after %d iterations (%d in all), %s, damping %.3f, "
                  "restarts %d", seed, res.error, res.iterations, res.total_iterations,
                  res.stop_reason, res.damping, res.restarts)
@@ -56,8 +55,9 @@ with job_log(sm.log[0], threads=sm.threads) as log:
                                                     "test_error_sem", "test_error_pred")})
         runs.append(one)
     ds = stack_seeds(runs, seeds)
-    ds.attrs.update(channel=w.channel, variant=w.variant, T=int(w.T), beta=float(w.beta),
-                    rho=float(w.rho), d=int(w.d), alpha=float(w.alpha), n=data.n,
+    ds.attrs.update(channel=w.channel, variant=w.variant, T=int(w.T), rho=float(w.rho),
+                    d=int(w.d), alpha=float(w.alpha), n=data.n,
+                    **{"beta": data.beta, **job["channel_params"]},
                     stop_reasons=" ".join(amp.STOP_REASONS),
-                    **{f"amp_{k}": str(v) if k == "dtype" else v for k, v in opts.items()})
+                    **{f"amp_{k}": v for k, v in opts.items()})
     write_netcdf(ds, sm.output[0], config=resolved_config(sm.config), version=sm.params.version)

@@ -9,15 +9,16 @@ sm = snakemake  # noqa: F821  (injected by Snakemake)
 with job_log(sm.log[0], threads=sm.threads) as log:
     w = sm.wildcards
     p = sm.params.se
-    log.info("SE %s T=%s rho=%s variant=%s on %d alphas", w.channel, w.T, w.rho, w.variant,
-             len(p["alphas"]))
+    log.info("SE %s T=%s %s rho=%s variant=%s on %d alphas", w.channel, w.T, w.cpar, w.rho,
+             w.variant, len(p["alphas"]))
     if w.variant == "mismatched":  # the SE of AMP with the published (density) g_out
         ds = mismatched.curve(p["alphas"], float(w.rho), variant="density")
         ds.attrs["variant"] = "mismatched"
         ds = ds.assign_coords(alpha_bar=("alpha", ds["alpha"].values / float(w.rho)))
     else:
+        variant = {"variant": w.variant} if w.variant != "exact" else {}
         ds = state_evolution.curve(w.channel, p["alphas"], float(w.rho), T=int(w.T),
-                                   variant=w.variant, tol=p["tol"])
+                                   tol=p["tol"], **variant, **p["channel_params"])
     ds.attrs["experiment"] = w.experiment
     n_bad = int((ds.converged == 0).sum())
     log.info("converged %d/%d, %d SE evaluations", ds.sizes["alpha"] - n_bad, ds.sizes["alpha"],

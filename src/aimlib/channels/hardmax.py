@@ -1,14 +1,8 @@
-"""Output channels of the attention-indexed model: what state evolution and AMP need of them.
+"""The hardmax channel (row-wise argmax), ``T = 2``: output function, SE quadrature, test error.
 
-Pair coordinates ``a <= b`` carry weights ``w_aa = 2`` and ``w_ab = 1`` (docs/theory.md §3).
-For each channel this module provides
-
-* ``q_hat(alpha, q, V)``: the state-evolution output update ``2 alpha E[sum_{a<=b} w_ab g_ab^2]``;
-* ``g_out(...)``: the output function ``g_ab = d log Z_out / d omega_ab`` evaluated on samples (used
-  by AMP and by the Nishimori / finite-difference checks);
-* ``log_z_out(...)``: ``log Z_out(y | omega, V)`` on samples.
-
-Hardmax (``T = 2``) uses the exact derivative of the bivariate normal CDF.  ``variant="density"``
+With ``s_a = +1`` if row a selects itself, ``Z_out = Phi_2(kappa_1, kappa_2; s_1 s_2 / 3)`` in
+the scaled differences ``kappa_a = s_a (omega_aa - omega_12) / sqrt(3V)`` (docs/theory.md §3).
+Hardmax uses the exact derivative of the bivariate normal CDF.  ``variant="density"``
 reproduces the error of the paper's public code (docs/theory.md §7), which puts the bivariate normal
 *density* in place of ``d Phi_2 / d kappa``; it is kept only to show that error.
 """
@@ -18,15 +12,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
-from .gaussian import _log_bvn, _log_ndtr
+from ..gaussian import _log_bvn, _log_ndtr
+from .base import Channel
 
-__all__ = ["Softmax", "Hardmax", "make_channel", "CHANNELS", "pair_weights"]
+__all__ = ["Hardmax", "hardmax_second_moment", "hardmax_output", "one_hot", "HARDMAX_STEP"]
 
-CHANNELS = ("softmax", "hardmax")
 _LOG_2PI = math.log(2.0 * math.pi)
 _C = 1.0 / 3.0  # correlation of the two hardmax comparisons (before the sign pattern)
 _SQ1C = math.sqrt(1.0 - _C * _C)
@@ -36,9 +31,14 @@ HARDMAX_STEP = 0.15
 HARDMAX_TMAX = 11.5
 
 
-def pair_weights(T: int) -> np.ndarray:
-    """``w_ab`` as a ``T x T`` matrix: 2 on the diagonal (``Var h_aa = 2 Q0``), 1 off it."""
-    return np.where(np.eye(T, dtype=bool), 2.0, 1.0)
+def hardmax_output(h: np.ndarray) -> np.ndarray:
+    """Row-wise argmax of ``h`` as an integer array of shape ``h.shape[:-1]``."""
+    return np.argmax(h, axis=-1).astype(np.int8)
+
+
+def one_hot(index: np.ndarray, T: int) -> np.ndarray:
+    """One-hot rows ``y_ab = 1[b = index_a]`` from argmax indices."""
+    return (index[..., None] == np.arange(T)).astype(np.float64)
 
 
 # --------------------------------------------------------------------------------------------
@@ -227,101 +227,48 @@ def hardmax_second_moment(q: float, V: float, *, density: bool = False,
 # --------------------------------------------------------------------------------------------
 
 
-def _check_T(T) -> int:
-    if isinstance(T, bool) or not float(T).is_integer():
-        raise ValueError(f"T must be an integer >= 2, got T={T!r}")
-    T = int(T)
-    if T < 2:
-        raise ValueError(f"T must be an integer >= 2, got T={T!r}")
-    return T
-
-
 @dataclass(frozen=True)
-class Softmax:
-    """Softmax output ``y_ab = exp(beta h_ab) / sum_c exp(beta h_ac)``, any ``T >= 2``."""
+class Hardmax(Channel):
+    """Hardmax output (row-wise argmax), ``T = 2`` with the exact ``g_out``.
 
-    T: int = 2
-    beta: float = 1.0
-    name: str = "softmax"
-
-    def __post_init__(self):
-        object.__setattr__(self, "T", _check_T(self.T))
-        if not (self.beta > 0 and math.isfinite(self.beta)):
-            raise ValueError(f"beta must be a positive finite number, got beta={self.beta!r}")
-
-    @property
-    def n_constraints(self) -> int:
-        """``T^2 + T - 2``: pair coordinates revealed by the softmax (all but the row shifts)."""
-        return self.T * self.T + self.T - 2
-
-    def q_hat(self, alpha: float, q: float, V: float) -> float:
-        """``q_hat = alpha (T^2 + T - 2) / V`` (independent of beta)."""
-        if V <= 0:
-            return math.inf
-        return alpha * self.n_constraints / V
-
-    def amp_q_hat(self, alpha: float, g: np.ndarray, V: float) -> float:
-        """AMP's ``q_hat`` from the derivative form ``2 alpha <sum_{a<=b} w_ab (-dg_ab/dw_ab)>``.
-
-        For the softmax posterior line the derivative is data-independent and equals
-        ``(T^2 + T - 2) / (2V)`` exactly, so this is the SE value ``alpha (T^2 + T - 2) / V``.
-        (The squared form ``<sum w g^2>`` agrees with it only where ``omega`` is calibrated; away
-        from the fixed point it feeds the mismatch back and AMP runs away.)
-        """
-        return self.q_hat(alpha, math.nan, V)
-
-    def g_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
-        """Output function on samples, vectorised.
-
-        The softmax reveals the row differences ``h_ab - h_aT = log(y_ab / y_aT) / beta``; with
-        the symmetry of ``h`` this fixes ``h`` up to one constant added to every entry, so the
-        posterior of ``h`` given ``y`` and ``omega`` is the line ``h0 + c J``.  With
-        ``Sigma = diag(w_ab V)`` in pair coordinates, ``g = Sigma^-1 (h0 + c* J - omega)`` and
-        ``c* = <J, Sigma^-1 (omega - h0)> / <J, Sigma^-1 J> = sum_ab (omega - h0)_ab / T^2``
-        (full-matrix sums).
-
-        Parameters
-        ----------
-        y : numpy.ndarray
-            Softmax outputs, shape ``(n, T, T)``, rows summing to 1.
-        omega : numpy.ndarray
-            Symmetric means, shape ``(n, T, T)``.
-        V : float
-            Variance parameter.
-
-        Returns
-        -------
-        numpy.ndarray
-            ``g`` of shape ``(n, T, T)``, symmetric (the off-diagonal entries hold ``g_ab``).
-        """
-        T = self.T
-        logy = np.log(np.maximum(y, np.finfo(float).tiny)) / self.beta
-        D = logy - logy[..., -1:]  # D_ab = h_ab - h_aT
-        h0 = D[:, -1, :][:, :, None] + D  # h_ab = h_Ta + (h_ab - h_aT), with h_TT = 0
-        h0 = 0.5 * (h0 + np.swapaxes(h0, 1, 2))
-        c = (omega - h0).sum(axis=(1, 2)) / (T * T)
-        return (h0 + c[:, None, None] - omega) / (pair_weights(T) * V)
-
-
-@dataclass(frozen=True)
-class Hardmax:
-    """Hardmax output (row-wise argmax), ``T = 2`` with the exact ``g_out``."""
+    ``variant="density"`` reproduces the error of the paper's public code (docs/theory.md §7),
+    which puts the bivariate normal *density* in place of ``d Phi_2 / d kappa``; it is kept only
+    to show that error.
+    """
 
     T: int = 2
     variant: str = "exact"
-    name: str = "hardmax"
 
-    def __post_init__(self):
-        T = _check_T(self.T)
-        if T != 2:
-            raise ValueError(f"hardmax is implemented for T = 2 only, got T={T}")
-        object.__setattr__(self, "T", T)
-        if self.variant not in ("exact", "density"):
-            raise ValueError(f"variant must be 'exact' or 'density', got variant={self.variant!r}")
+    name: ClassVar[str] = "hardmax"
+    label: ClassVar[str] = "hardmax"
+    T_MIN: ClassVar[int] = 2
+    T_MAX: ClassVar[int] = 2
+    VARIANTS: ClassVar[tuple[str, ...]] = ("exact", "density")
+    G_OUT_SECONDS: ClassVar[float] = 6e-6
+    LABEL_DTYPE: ClassVar[type] = np.int8
+    PREDICTORS: ClassVar[tuple[str, ...]] = ("bayes", "plugin", "argmax")
 
     @property
     def density(self) -> bool:
         return self.variant == "density"
+
+    def alpha_bar_factor(self, rho: float) -> float:
+        """``alpha_bar = alpha / rho`` (the small-width scale, docs/theory.md §3)."""
+        return 1.0 / rho
+
+    def label_shape(self, n: int) -> tuple[int, ...]:
+        """Argmax indices, ``(n, T)``."""
+        return (n, self.T)
+
+    def labels(self, h: np.ndarray, rng=None) -> np.ndarray:
+        return hardmax_output(h)
+
+    def outputs(self, labels: np.ndarray) -> np.ndarray:
+        """One-hot rows ``(n, T, T)``."""
+        return one_hot(labels, self.T)
+
+    def predict(self, h: np.ndarray) -> np.ndarray:
+        return one_hot(hardmax_output(h), self.T)
 
     def second_moment(self, q: float, V: float) -> float:
         """``E[sum_{a<=b} w_ab g_ab^2]``."""
@@ -330,11 +277,6 @@ class Hardmax:
     def q_hat(self, alpha: float, q: float, V: float) -> float:
         """``q_hat = 2 alpha E[sum_{a<=b} w_ab g_ab^2]``."""
         return 2.0 * alpha * self.second_moment(q, V)
-
-    def amp_q_hat(self, alpha: float, g: np.ndarray, V: float) -> float:
-        """AMP's ``q_hat = 2 alpha <sum_{a<=b} w_ab g_ab^2>`` over the samples ``g``."""
-        sq = 2.0 * g[:, 0, 0] ** 2 + g[:, 0, 1] ** 2 + 2.0 * g[:, 1, 1] ** 2
-        return 2.0 * alpha * float(np.mean(sq))
 
     def g_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
         """Output function on samples.
@@ -365,32 +307,46 @@ class Hardmax:
     def neg_divergence(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
         """``sum_{a<=b} w_ab (-d g_ab / d omega_ab)`` per sample (equal to ``sum w g^2`` on
         average for the exact, Bayes-optimal variant: the Nishimori identity)."""
-        def col(a, i, j):
-            return np.ascontiguousarray(a[:, i, j], dtype=np.float64)
-
-        return _hardmax_div_kernel(col(y, 0, 0), col(y, 1, 1), col(omega, 0, 0),
-                                   col(omega, 0, 1), col(omega, 1, 1), float(V), self.density)
+        return _hardmax_div_kernel(_col(y, 0, 0), _col(y, 1, 1), _col(omega, 0, 0),
+                                   _col(omega, 0, 1), _col(omega, 1, 1), float(V), self.density)
 
     def log_z_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
         """``log Z_out(y | omega, V) = log P(y | omega)`` on samples."""
         return _kernel(y, omega, V, False)[3]
 
+    # -------------------------------------------------------------- test error (§10)
+    def plugin_test_error(self, m: float, Q: float, Q0: float, predictor: str = "plugin"):
+        """Closed form: a row's argmax differs with probability ``arccos(c) / pi``,
+        ``c = m / sqrt(Q Q0)``, and a differing one-hot row counts 2."""
+        from ..generalisation import TestError
+
+        if predictor not in ("plugin", "argmax"):
+            raise ValueError(f"predictor={predictor!r} is not a plug-in hardmax predictor")
+        c = max(-1.0, min(1.0, m / math.sqrt(Q * Q0)))
+        p = math.acos(c) / math.pi  # P(sign u != sign u_hat)
+        return TestError(p if predictor == "argmax" else 2.0 * self.T * p, 1e-15, "closed form")
+
+    def bayes_test_error(self, q: float, Q0: float):
+        """P(row selects itself | u_hat) = Phi(u_hat / sqrt(3V)); a one-hot row's error is
+        ``2 p (1 - p)``."""
+        from scipy import special
+
+        from ..generalisation import TestError, normal_rule
+
+        V = max(Q0 - q, 0.0)
+        if V == 0.0:
+            return TestError(0.0, 1e-15, "closed form")
+        x, w = normal_rule()
+        p = special.ndtr(math.sqrt(3.0 * q) * x / math.sqrt(3.0 * V))
+        return TestError(self.T * 2.0 * float(np.sum(w * p * (1.0 - p))), 1e-10,
+                         "quadrature")
+
+
+def _col(a: np.ndarray, i: int, j: int) -> np.ndarray:
+    return np.ascontiguousarray(a[:, i, j], dtype=np.float64)
+
 
 def _kernel(y: np.ndarray, omega: np.ndarray, V: float, density: bool):
     """Call the hardmax kernel on the pair coordinates of ``(n, 2, 2)`` arrays."""
-    def col(a, i, j):
-        return np.ascontiguousarray(a[:, i, j], dtype=np.float64)
-
-    return _hardmax_gout_kernel(col(y, 0, 0), col(y, 1, 1), col(omega, 0, 0), col(omega, 0, 1),
-                                col(omega, 1, 1), float(V), density)
-
-
-def make_channel(channel: str, T: int = 2, beta: float = 1.0, variant: str = "exact"):
-    """Channel object from its name (``"softmax"`` or ``"hardmax"``)."""
-    if channel == "softmax":
-        if variant != "exact":
-            raise ValueError("variant applies to the hardmax channel only")
-        return Softmax(T=T, beta=beta)
-    if channel == "hardmax":
-        return Hardmax(T=T, variant=variant)
-    raise ValueError(f"channel must be one of {CHANNELS}, got channel={channel!r}")
+    return _hardmax_gout_kernel(_col(y, 0, 0), _col(y, 1, 1), _col(omega, 0, 0),
+                                _col(omega, 0, 1), _col(omega, 1, 1), float(V), density)

@@ -1,0 +1,184 @@
+"""What every output channel provides (docs/theory.md §3, §4, §11): the :class:`Channel` base.
+
+A channel is the one home of everything that depends on how the labels are made from the
+attention indices ``h``: drawing the labels and their storage layout, the output function
+``g_out`` and ``log Z_out`` for AMP, the state-evolution output update ``q_hat``, the rescaled
+sample ratio ``alpha_bar``, the values of ``T`` and of its parameter it accepts, its thresholds,
+its label in figures, and the cost constant the resource model uses.  The rest of aimlib (model,
+state evolution, AMP, GD, the configuration and the workflow) asks the channel and knows no
+channel by name; a new channel is a module with a subclass and one line in
+:data:`aimlib.channels.CHANNELS`.
+
+Pair coordinates ``a <= b`` carry weights ``w_aa = 2`` and ``w_ab = 1`` (``Var h_aa = 2 Q0``,
+``Var h_ab = Q0``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import numpy as np
+
+__all__ = ["Channel", "pair_weights", "check_T"]
+
+
+def pair_weights(T: int) -> np.ndarray:
+    """``w_ab`` as a ``T x T`` matrix: 2 on the diagonal (``Var h_aa = 2 Q0``), 1 off it."""
+    return np.where(np.eye(T, dtype=bool), 2.0, 1.0)
+
+
+def check_T(T, name: str, t_min: int, t_max: int | None) -> int:
+    """``T`` as an int in ``[t_min, t_max]``, or a ``ValueError`` naming ``T`` and the channel."""
+    if t_max == t_min:
+        text = f"T must be {t_min}: the {name} channel is implemented for T = {t_min} only"
+    else:
+        text = (f"T must be an integer >= {t_min}" if t_max is None
+                else f"T must be an integer in [{t_min}, {t_max}]") + f" for the {name} channel"
+    if isinstance(T, bool) or not isinstance(T, int | float | np.integer) \
+            or not float(T).is_integer():
+        raise ValueError(f"{text}, got T={T!r}")
+    T = int(T)
+    if T < t_min or (t_max is not None and T > t_max):
+        raise ValueError(f"{text}, got T={T}")
+    return T
+
+
+class Channel:
+    """Base class of the output channels (subclasses are frozen dataclasses).
+
+    Class attributes
+    ----------------
+    name : str
+        Registry name (``aimlib.channels.CHANNELS``), used in file names and the config.
+    label : str
+        LaTeX label for figures.
+    T_MIN, T_MAX : int, int or None
+        Tokens per sample the channel supports.
+    PARAM : str or None
+        Name of the channel's scalar parameter (``"beta"``, ``"delta"``), also the keyword of
+        :func:`aimlib.state_evolution.solve`, :func:`aimlib.model.generate` and the config key.
+    PARAM_DEFAULT : float
+        Its default; for a channel without a parameter, the value recorded in file names
+        and seed keys (1.0, as the first two channels always had).
+    VARIANTS : tuple of str
+        Output functions AMP and SE can use; the first is the Bayes-optimal one.
+    NOISY : bool
+        Whether drawing labels consumes randomness (beyond the tokens).
+    SUPPORTS_GD : bool
+        Whether :mod:`aimlib.gd` can fit it (the channel then has :meth:`gd_layer`).
+    SE_USES_PARAM : bool
+        Whether state evolution depends on the parameter (not for the softmax's beta).
+    G_OUT_SECONDS : float
+        Seconds per sample per iteration of :meth:`g_out` at ``T = 2`` (the resource model
+        scales it by ``T^2 / 4``).
+    LABEL_DTYPE : numpy dtype
+        Storage type of the labels.
+    """
+
+    name: ClassVar[str] = ""
+    label: ClassVar[str] = ""
+    T_MIN: ClassVar[int] = 2
+    T_MAX: ClassVar[int | None] = None
+    PARAM: ClassVar[str | None] = None
+    PARAM_DEFAULT: ClassVar[float] = 1.0
+    VARIANTS: ClassVar[tuple[str, ...]] = ("exact",)
+    NOISY: ClassVar[bool] = False
+    SUPPORTS_GD: ClassVar[bool] = False
+    SE_USES_PARAM: ClassVar[bool] = True
+    G_OUT_SECONDS: ClassVar[float] = 2e-6
+    LABEL_DTYPE: ClassVar[type] = np.float64
+
+    T: int = 2
+
+    # ------------------------------------------------------------------ parameters
+    def __post_init__(self):
+        object.__setattr__(self, "T", check_T(self.T, self.name, self.T_MIN, self.T_MAX))
+        variant = getattr(self, "variant", "exact")
+        if variant not in self.VARIANTS:
+            raise ValueError(f"variant must be one of {self.VARIANTS} for the {self.name} "
+                             f"channel, got variant={variant!r}")
+        if self.PARAM is not None:
+            self.check_param(getattr(self, self.PARAM))
+
+    @classmethod
+    def check_param(cls, value) -> float:
+        """Validate the channel's parameter (positive and finite unless overridden)."""
+        if isinstance(value, bool) or not isinstance(value, int | float | np.floating) \
+                or not (value > 0 and math.isfinite(value)):
+            raise ValueError(f"{cls.PARAM} must be a positive finite number for the {cls.name} "
+                             f"channel, got {cls.PARAM}={value!r}")
+        return float(value)
+
+    @property
+    def param_value(self) -> float:
+        """The parameter's value (``PARAM_DEFAULT`` for a channel without one)."""
+        return float(getattr(self, self.PARAM)) if self.PARAM else float(self.PARAM_DEFAULT)
+
+    @property
+    def params(self) -> dict:
+        """Keyword arguments that rebuild this channel with :func:`make_channel`."""
+        out = {"T": self.T}
+        if self.PARAM:
+            out[self.PARAM] = self.param_value
+        if len(self.VARIANTS) > 1:
+            out["variant"] = getattr(self, "variant", "exact")
+        return out
+
+    # ------------------------------------------------------------------ sample ratios
+    def alpha_bar_factor(self, rho: float) -> float:
+        """``alpha_bar / alpha``: the scale on which curves of different T (or rho) collapse."""
+        raise NotImplementedError
+
+    def perfect_recovery_threshold(self, rho: float) -> float | None:
+        """``alpha`` at which the Bayes-optimal error reaches 0 (``None``: never, or unknown)."""
+        return None
+
+    # ------------------------------------------------------------------ data
+    def label_shape(self, n: int) -> tuple[int, ...]:
+        """Shape of the stored labels of ``n`` samples (default: the outputs, ``(n, T, T)``)."""
+        return (n, self.T, self.T)
+
+    def labels(self, h: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
+        """Stored labels of a block of indices ``h`` (``(m, T, T)``); ``rng`` if ``NOISY``."""
+        return self.predict(h)
+
+    def outputs(self, labels: np.ndarray) -> np.ndarray:
+        """The outputs ``y`` of shape ``(n, T, T)`` from stored labels."""
+        return labels
+
+    def predict(self, h: np.ndarray) -> np.ndarray:
+        """The noiseless output ``y(h)``, shape ``(m, T, T)`` (what a predictor outputs)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ AMP and SE
+    def g_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
+        """``g_ab = d log Z_out / d omega_ab`` on samples, ``(n, T, T)`` symmetric."""
+        raise NotImplementedError
+
+    def log_z_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
+        """``log Z_out(y | omega, V)`` per sample."""
+        raise NotImplementedError
+
+    def q_hat(self, alpha: float, q: float, V: float) -> float:
+        """SE output update ``2 alpha E[sum_{a<=b} w_ab g_ab^2]`` at overlap q and variance V."""
+        raise NotImplementedError
+
+    def amp_q_hat(self, alpha: float, g: np.ndarray, V: float) -> float:
+        """AMP's ``q_hat`` from the samples ``g`` (default: ``2 alpha <sum_{a<=b} w g^2>``)."""
+        T = self.T
+        iu = np.triu_indices(T)
+        w = pair_weights(T)[iu]
+        return 2.0 * alpha * float(np.mean((g[:, iu[0], iu[1]] ** 2) @ w))
+
+    # ------------------------------------------------------------------ test error
+    def plugin_test_error(self, m: float, Q: float, Q0: float, predictor: str):
+        """Test error of ``y(h_hat)`` for an estimate with overlaps ``(m, Q)`` (docs/theory.md
+        §10); returns an :class:`aimlib.generalisation.TestError`."""
+        raise NotImplementedError(f"no test error for the {self.name} channel")
+
+    def bayes_test_error(self, q: float, Q0: float):
+        """Test error of the Bayes predictor ``E[y(h) | h_hat]`` at overlap ``q``."""
+        raise NotImplementedError(f"no test error for the {self.name} channel")
+
+    PREDICTORS: ClassVar[tuple[str, ...]] = ("bayes", "plugin")

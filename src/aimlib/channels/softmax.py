@@ -1,0 +1,243 @@
+"""The softmax channel: ``y_ab = exp(beta h_ab) / sum_c exp(beta h_ac)``, any ``T >= 2``.
+
+The channel reveals ``h`` up to one constant added to every entry (docs/theory.md §3), so its
+state-evolution update is ``q_hat = alpha (T^2 + T - 2) / V`` for every ``beta`` and all ``T``
+collapse on ``alpha_bar = alpha (T^2 + T - 2)``.  The GD baseline of docs/theory.md §5 fits it
+with the squared loss on the softmax outputs (:func:`softmax_layer`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from numba import njit
+from scipy import special
+
+from ..kernels import mix_block, pair_block
+from ..prior import mmse_slope
+from .base import Channel, pair_weights
+
+__all__ = ["Softmax", "softmax_output", "softmax_layer"]
+
+
+def softmax_output(h: np.ndarray, beta: float = 1.0) -> np.ndarray:
+    """Row-wise softmax of ``beta h`` over the last axis."""
+    z = beta * h
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@dataclass(frozen=True)
+class Softmax(Channel):
+    """Softmax output ``y_ab = exp(beta h_ab) / sum_c exp(beta h_ac)``, any ``T >= 2``."""
+
+    T: int = 2
+    beta: float = 1.0
+
+    name: ClassVar[str] = "softmax"
+    label: ClassVar[str] = "softmax"
+    PARAM: ClassVar[str] = "beta"
+    PARAM_DEFAULT: ClassVar[float] = 1.0
+    SUPPORTS_GD: ClassVar[bool] = True
+    SE_USES_PARAM: ClassVar[bool] = False
+    G_OUT_SECONDS: ClassVar[float] = 1.5e-6
+
+    @property
+    def n_constraints(self) -> int:
+        """``T^2 + T - 2``: pair coordinates revealed by the softmax (all but the row shifts)."""
+        return self.T * self.T + self.T - 2
+
+    def alpha_bar_factor(self, rho: float) -> float:
+        """``alpha_bar = alpha (T^2 + T - 2)``."""
+        return float(self.n_constraints)
+
+    def perfect_recovery_threshold(self, rho: float) -> float:
+        """``alpha_c = (2 rho - rho^2) / (T^2 + T - 2)`` for ``rho <= 1``, ``1 / (T^2 + T - 2)``
+        above (docs/theory.md §3)."""
+        return perfect_recovery_alpha_bar(rho) / self.n_constraints
+
+    def predict(self, h: np.ndarray) -> np.ndarray:
+        return softmax_output(h, self.beta)
+
+    def q_hat(self, alpha: float, q: float, V: float) -> float:
+        """``q_hat = alpha (T^2 + T - 2) / V`` (independent of beta)."""
+        if V <= 0:
+            return math.inf
+        return alpha * self.n_constraints / V
+
+    def amp_q_hat(self, alpha: float, g: np.ndarray, V: float) -> float:
+        """AMP's ``q_hat`` from the derivative form ``2 alpha <sum_{a<=b} w_ab (-dg_ab/dw_ab)>``.
+
+        For the softmax posterior line the derivative is data-independent and equals
+        ``(T^2 + T - 2) / (2V)`` exactly, so this is the SE value ``alpha (T^2 + T - 2) / V``.
+        (The squared form ``<sum w g^2>`` agrees with it only where ``omega`` is calibrated; away
+        from the fixed point it feeds the mismatch back and AMP runs away.)
+        """
+        return self.q_hat(alpha, math.nan, V)
+
+    def g_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
+        """Output function on samples, vectorised.
+
+        The softmax reveals the row differences ``h_ab - h_aT = log(y_ab / y_aT) / beta``; with
+        the symmetry of ``h`` this fixes ``h`` up to one constant added to every entry, so the
+        posterior of ``h`` given ``y`` and ``omega`` is the line ``h0 + c J``.  With
+        ``Sigma = diag(w_ab V)`` in pair coordinates, ``g = Sigma^-1 (h0 + c* J - omega)`` and
+        ``c* = <J, Sigma^-1 (omega - h0)> / <J, Sigma^-1 J> = sum_ab (omega - h0)_ab / T^2``
+        (full-matrix sums).
+
+        Parameters
+        ----------
+        y : numpy.ndarray
+            Softmax outputs, shape ``(n, T, T)``, rows summing to 1.
+        omega : numpy.ndarray
+            Symmetric means, shape ``(n, T, T)``.
+        V : float
+            Variance parameter.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``g`` of shape ``(n, T, T)``, symmetric (the off-diagonal entries hold ``g_ab``).
+        """
+        T = self.T
+        logy = np.log(np.maximum(y, np.finfo(float).tiny)) / self.beta
+        D = logy - logy[..., -1:]  # D_ab = h_ab - h_aT
+        h0 = D[:, -1, :][:, :, None] + D  # h_ab = h_Ta + (h_ab - h_aT), with h_TT = 0
+        h0 = 0.5 * (h0 + np.swapaxes(h0, 1, 2))
+        c = (omega - h0).sum(axis=(1, 2)) / (T * T)
+        return (h0 + c[:, None, None] - omega) / (pair_weights(T) * V)
+
+    # -------------------------------------------------------------- GD (docs/theory.md §5)
+    def gd_layer(self, Z, y, c, trace, r, d, GZ, loss, gdiag) -> None:
+        """Forward and backward pass of the squared loss on the softmax outputs
+        (:func:`softmax_layer`)."""
+        softmax_layer(Z, y, float(self.beta), c, trace, r, d, GZ, loss, gdiag)
+
+    # -------------------------------------------------------------- test error (§10)
+    def plugin_test_error(self, m: float, Q: float, Q0: float, predictor: str = "plugin"):
+        from ..generalisation import TestError, normal_rule
+
+        if predictor != "plugin":
+            raise ValueError(f"predictor={predictor!r} is not a softmax predictor")
+        if self.T == 2:
+            # u_hat = sqrt(3Q) z1, u = (m/Q) u_hat + sqrt(3 (Q0 - m^2/Q)) z2
+            x, w = normal_rule()
+            uh = math.sqrt(3.0 * Q) * x[:, None]
+            u = (m / Q) * uh + math.sqrt(max(3.0 * (Q0 - m * m / Q), 0.0)) * x[None, :]
+            diff = special.expit(self.beta * u) - special.expit(self.beta * uh)
+            row = 2.0 * np.sum(w[:, None] * w[None, :] * diff**2)
+            return TestError(self.T * float(row), 1e-10, "quadrature")
+        return _rqmc(m, Q, Q0, self.T, self.beta, bayes=False)
+
+    def bayes_test_error(self, q: float, Q0: float):
+        from ..generalisation import TestError, normal_rule
+
+        V = max(Q0 - q, 0.0)
+        if self.T == 2:
+            # E ||y||^2 - E ||E[y | u_hat]||^2 per row: 2 (E[s(u)^2] - E[s_bar(u_hat)^2])
+            x, w = normal_rule()
+            uh = math.sqrt(3.0 * q) * x
+            s_bar = np.sum(w[None, :] * special.expit(
+                self.beta * (uh[:, None] + math.sqrt(3.0 * V) * x[None, :])), axis=1)
+            s2 = float(np.sum(w * special.expit(self.beta * math.sqrt(3.0 * Q0) * x) ** 2))
+            val = max(self.T * 2.0 * (s2 - float(np.sum(w * s_bar**2))), 0.0)
+            return TestError(val, 1e-10, "quadrature")
+        return _rqmc(q, q, Q0, self.T, self.beta, bayes=True)
+
+
+#: ``alpha_bar_c = 2 rho - rho^2`` for ``rho <= 1`` and 1 for ``rho >= 1``: the fraction of
+#: free parameters of a rank-``rho d`` symmetric matrix (docs/theory.md §3).
+perfect_recovery_alpha_bar = mmse_slope
+
+
+#: Randomised QMC for the softmax test error at T > 2: scramblings, points per scrambling, inner
+#: points of the posterior average.
+QMC_REPEATS = 8
+QMC_POINTS = 2**13
+QMC_INNER = 2**7
+
+
+def _rqmc(m: float, Q: float, Q0: float, T: int, beta: float, *, bayes: bool):
+    """Row error by randomised QMC: one row ``(h_a1 .. h_aT)`` with ``Var h_aa = 2 .``,
+    ``Var h_ab = .`` (the other entries of the row), times ``T`` rows."""
+    from scipy.stats import qmc
+
+    from ..generalisation import TestError
+
+    wvec = np.ones(T)
+    wvec[0] = 2.0  # the row's diagonal entry first (the softmax does not care where it is)
+    vals = []
+    for rep in range(QMC_REPEATS):
+        z = special.ndtri(qmc.Sobol(2 * T, scramble=True, seed=1000 + rep).random(QMC_POINTS))
+        z = np.clip(z, -8.5, 8.5)
+        hh = math.sqrt(Q) * np.sqrt(wvec) * z[:, :T]
+        if not bayes:
+            h = (m / Q) * hh + math.sqrt(max(Q0 - m * m / Q, 0.0)) * np.sqrt(wvec) * z[:, T:]
+            diff = softmax_output(h, beta) - softmax_output(hh, beta)
+            vals.append(T * float(np.mean(np.sum(diff * diff, axis=1))))
+            continue
+        V = max(Q0 - Q, 0.0)
+        h = math.sqrt(Q0) * np.sqrt(wvec) * z[:, :T]
+        y2 = float(np.mean(np.sum(softmax_output(h, beta) ** 2, axis=1)))
+        zi = special.ndtri(qmc.Sobol(T, scramble=True, seed=5000 + rep).random(QMC_INNER))
+        zi = np.clip(zi, -8.5, 8.5)
+        post = hh[:, None, :] + math.sqrt(V) * np.sqrt(wvec) * zi[None, :, :]
+        ybar = softmax_output(post, beta).mean(axis=1)
+        vals.append(T * (y2 - float(np.mean(np.sum(ybar * ybar, axis=1)))))
+    vals = np.asarray(vals)
+    return TestError(float(vals.mean()), float(vals.std(ddof=1) / math.sqrt(len(vals))), "rqmc")
+
+
+# ``reassoc`` only: it lets LLVM vectorise the length-r dot products by summing them in another
+# order (as BLAS does); no other fast-math flag (no NaN/Inf assumptions, no approximate exp or
+# reciprocals), and the kernel matches the numpy reference to 1e-12 (tests/test_gd.py).
+@njit(cache=True, fastmath={"reassoc"})
+def softmax_layer(Z, y, beta, c, trace, r, d, GZ, loss, gdiag):  # pragma: no cover - numba
+    """Forward and backward pass through the indices and the softmax, per sample and student.
+
+    ``Z = X [W_1 .. W_K]`` has shape ``(n T, K r)`` (row ``mu T + a`` is token ``a`` of sample
+    ``mu``, columns ``k r .. (k + 1) r`` student ``k``).  Adds each student's loss
+    ``(1/d) ||y_hat - y||_F^2`` to ``loss`` and ``sum_mu Tr G_mu`` to ``gdiag``, and writes
+    ``(G + G^T) Z`` into ``GZ`` in ``Z``'s layout, ready for the backward product ``X^T GZ``
+    (``G = dL/dh``).  The loops over ``r`` (:mod:`aimlib.kernels`) run in ``Z``'s precision;
+    the softmax, loss and ``G`` are float64.
+    """
+    nT, Kr = Z.shape
+    T = y.shape[1]
+    n = nT // T
+    K = Kr // r
+    h = np.empty((T, T))
+    G = np.empty((T, T))
+    Gs = np.empty((T, T), dtype=Z.dtype)
+    for i in range(n):
+        row = i * T
+        for k in range(K):
+            base = k * r
+            pair_block(Z, row, base, r, T, h)
+            lk = 0.0
+            for a in range(T):
+                h[a, a] -= trace[k]
+                mx = -np.inf
+                for b in range(T):
+                    h[a, b] = beta * h[a, b] / c
+                    mx = max(mx, h[a, b])
+                tot = 0.0
+                for b in range(T):
+                    h[a, b] = math.exp(h[a, b] - mx)
+                    tot += h[a, b]
+                dot = 0.0
+                for b in range(T):
+                    h[a, b] /= tot  # y_hat
+                    diff = h[a, b] - y[i, a, b]
+                    lk += diff * diff
+                    G[a, b] = 2.0 * diff / d  # dL/dy_hat
+                    dot += h[a, b] * G[a, b]
+                for b in range(T):
+                    G[a, b] = beta * h[a, b] * (G[a, b] - dot)  # dL/dh
+                gdiag[k] += G[a, a]
+            loss[k] += lk / d
+            mix_block(Z, row, base, r, T, G, Gs, GZ)

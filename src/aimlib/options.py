@@ -1,0 +1,60 @@
+"""Options of the two algorithms, defined once: the library's defaults, the configuration's
+defaults, the resource model and the schema's ``default:`` entries all come from here
+(``tests/test_config.py`` checks the schema against them).
+
+This module imports nothing heavy, so that the workflow can read it while it parses itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+__all__ = ["CHUNK", "TOKEN_BUDGET", "SE_TOL", "AMPOptions", "GDOptions", "resolve", "defaults"]
+
+#: Tolerance on ``|F(q) - q|`` of every state-evolution fixed point.
+SE_TOL = 1e-10
+
+#: Samples per token chunk (a fixed constant: changing it changes every regenerated token).
+CHUNK = 4096
+#: Bytes of AMP tokens kept in memory; above it they are regenerated from the seed each
+#: iteration (chunk by chunk).
+TOKEN_BUDGET = 4.0 * 2**30
+
+
+@dataclass(frozen=True)
+class AMPOptions:
+    """Options of :func:`aimlib.amp.run` that an experiment's ``amp`` block may set.
+
+    ``damping``: output-side damping in ``[0, 1)``; ``tol``: stop when the step
+    ``(1/d) ||S_hat_new - S_hat||^2`` is below it; ``max_iter``: iteration budget shared by the
+    restarts; ``dtype``: precision of the tokens and the two large products (``"auto"`` in a
+    config: float32 from ``d = 500``).
+    """
+
+    damping: float = 0.5
+    tol: float = 1e-7
+    max_iter: int = 500
+    dtype: str = "float64"
+
+
+@dataclass(frozen=True)
+class GDOptions:
+    """Options of :func:`aimlib.gd.run` that an experiment's ``gd`` block may set
+    (docs/theory.md §5: Adam, lr 0.1, 1000 steps, K = 32 initialisations for AGD)."""
+
+    inits: int = 32
+    steps: int = 1000
+    lr: float = 0.1
+    dtype: str = "float32"
+
+
+def resolve(cls, block: dict | None) -> dict:
+    """The options of ``cls`` with a config block's values over the defaults (other keys of the
+    block are ignored)."""
+    block = block or {}
+    return {f.name: block.get(f.name, f.default) for f in fields(cls)}
+
+
+def defaults(cls) -> dict:
+    """``{name: default}`` of an options class."""
+    return asdict(cls())
