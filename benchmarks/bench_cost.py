@@ -41,45 +41,44 @@ def main() -> None:
     conf = yaml.safe_load(open("config/config.yaml"))
     rows = []
     # SE: all curves
+    plan = cfg.plan(conf)
     se_t: dict[str, float] = {}
-    for job in cfg.se_jobs(conf):
-        alphas = cfg.se_alphas(conf, job["experiment"], job["rho"], job["T"])
+    for job in plan.se_jobs:
+        variant = {"variant": job.variant} if job.variant != "exact" else {}
         t0 = time.perf_counter()
-        se.curve(job["channel"], alphas, job["rho"], T=job["T"], variant=job["variant"])
-        se_t[job["experiment"]] = se_t.get(job["experiment"], 0.0) + time.perf_counter() - t0
+        se.curve(job.channel, job.alphas, job.rho, T=job.T, **variant, **job.channel_params)
+        se_t[job.experiment] = se_t.get(job.experiment, 0.0) + time.perf_counter() - t0
     for name, exp in conf["experiments"].items():
-        cost = {"SE": se_t.get(name, 0.0) + STARTUP * sum(
-            1 for j in cfg.se_jobs(conf) if j["experiment"] == name)}
+        cost = {"SE": se_t.get(name, 0.0) + STARTUP * len(plan.se_for(name))}
         teach = 0.0
         for stage in ("amp", "gd"):
             if stage not in exp:
                 continue
             total = 0.0
-            for g in cfg.stage_groups(conf, name, stage):
-                a = g["alphas"]
+            for g in plan.groups(stage, name):
+                a = list(g.alphas)
                 sample = [a[0], a[len(a) // 2], a[-1]]
                 pts, tpts = [], []
                 for alpha in sample:
                     t0 = time.perf_counter()
-                    data = model.generate(g["channel"], alpha, g["rho"], g["T"], g["d"], 0,
-                                          beta=g["beta"])
+                    data = model.generate(g.channel, alpha, g.rho, g.T, g.d, 0,
+                                          **g.channel_params)
                     tpts.append((alpha, time.perf_counter() - t0))
                     if stage == "amp":
                         t0 = time.perf_counter()
-                        amp.run(data, max_iter=5, tol=1e-300, variant=g["variant"], max_restarts=0,
-                                **{k: v for k, v in cfg.amp_options(conf, name).items()
-                                   if k == "damping"})
+                        amp.run(data, max_iter=5, tol=1e-300, variant=g.variant, max_restarts=0,
+                                damping=plan.amp_options(name)["damping"])
                         per = (time.perf_counter() - t0) / 5 * ITERS
                     else:
-                        opts = cfg.gd_options(conf, name)
+                        opts = plan.gd_options(name)
                         t0 = time.perf_counter()
                         gd.run(data, inits=1, steps=20)
                         per = (time.perf_counter() - t0) / 20 * opts["steps"] * opts["inits"]
                     pts.append((alpha, per))
-                total += float(np.sum(_interp(pts, a))) * len(g["seeds"])
-                total += STARTUP * len(a) * len(g["seeds"])
-                if g["variant"] == "exact":  # teacher files are shared by the variants
-                    teach += (float(np.sum(_interp(tpts, a))) + STARTUP * len(a)) * len(g["seeds"])
+                total += float(np.sum(_interp(pts, a))) * len(g.seeds)
+                total += STARTUP * len(a) * len(g.seeds)
+                if g.variant == "exact":  # teacher files are shared by the variants
+                    teach += (float(np.sum(_interp(tpts, a))) + STARTUP * len(a)) * len(g.seeds)
             cost[stage.upper()] = total
         cost["teacher"] = teach
         tot = sum(cost.values())

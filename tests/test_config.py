@@ -131,8 +131,8 @@ def test_channel_lists_and_seeds_per_d(root):
     for c, alphas in exp["gap"].items():
         grid = cfg.se_alphas(conf, "fig3", 0.2, 2, c)
         assert set(alphas) <= set(grid)
-    jobs = [j for j in cfg.se_jobs(conf) if j["experiment"] == "fig3"]
-    assert sorted(j["channel"] for j in jobs) == ["hardmax", "softmax"]
+    jobs = cfg.plan(conf).se_for("fig3")
+    assert sorted(j.channel for j in jobs) == ["hardmax", "softmax"]
     assert cfg.amp_options(conf, "fig3", 1000)["dtype"] == "float32"
     assert cfg.amp_options(conf, "fig3", 100)["dtype"] == "float64"
 
@@ -141,7 +141,7 @@ def test_channel_lists_and_seeds_per_d(root):
     (lambda e: e["amp"].update(seeds=[2, 2]), "experiments.fig3.amp.seeds"),
     (lambda e: e["gd"].update(channel="hardmax"), "experiments.fig3.gd.channel"),
     (lambda e: e.update(gap={"softmax": [0.05]}), "experiments.fig3.gap.softmax"),
-    (lambda e: e.update(T=3), "experiments.fig3.T[0]: hardmax"),
+    (lambda e: e.update(T=3), "experiments.fig3.T[0]: T must be 2: the hardmax"),
 ])
 def test_fig3_semantic_errors(root, edit, msg):
     conf = yaml.safe_load((root / "config" / "config.yaml").read_text())

@@ -5,6 +5,7 @@
     aimlib se hardmax --rho 0.5 --grid 0.03 8 32 --log --variant density --format csv
     aimlib thresholds --rho 0.2 0.5 2
     aimlib mmse --rho 0.5 --delta 0.01 0.1 1
+    aimlib se gaussian --rho 0.5 --T 1 --delta 0.1 --alpha 0.2 0.4
     aimlib amp hardmax --rho 0.5 --alpha 0.4583 --d 100 --seed 0
     aimlib gd --rho 0.5 --alpha-bar 0.5 --T 2 --d 60 --seed 0 --inits 32
 
@@ -24,11 +25,12 @@ import time
 import numpy as np
 
 from . import __version__
-from .config import AMP_DEFAULTS, GD_DEFAULTS
+from .channels import CHANNELS as _REGISTRY
+from .options import AMPOptions, GDOptions
 
 __all__ = ["build_parser", "main"]
 
-CHANNELS = ("softmax", "hardmax")
+CHANNELS = tuple(_REGISTRY)
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -82,7 +84,15 @@ def _open_out(args):
 # ----------------------------------------------------------------------------------- alphas
 
 
-def _alphas(args, channel: str, rho: float, T: int) -> np.ndarray:
+def _cparams(args) -> dict:
+    """The channel parameters given on the command line (``--beta``, ``--delta``)."""
+    out = {"beta": args.beta}
+    if getattr(args, "delta", None) is not None:
+        out["delta"] = args.delta
+    return out
+
+
+def _alphas(args, channel: str, rho: float, T: int | None) -> np.ndarray:
     """The sample ratios alpha = n / d^2 asked for, from --alpha, --alpha-bar or --grid."""
     from .state_evolution import alpha_bar
 
@@ -99,7 +109,7 @@ def _alphas(args, channel: str, rho: float, T: int) -> np.ndarray:
     if np.any(~(vals > 0)):
         raise ValueError("every alpha must be > 0")
     # alpha_bar is linear in alpha: divide by its value at alpha = 1
-    return vals / float(alpha_bar(channel, 1.0, rho, T)) if bar else vals
+    return vals / float(alpha_bar(channel, 1.0, rho, T, **_cparams(args))) if bar else vals
 
 
 def _add_alpha_args(p: argparse.ArgumentParser, required: bool = True) -> None:
@@ -107,7 +117,8 @@ def _add_alpha_args(p: argparse.ArgumentParser, required: bool = True) -> None:
     g.add_argument("--alpha", type=float, nargs="+", metavar="A",
                    help="sample ratio alpha = n / d^2 (one or several)")
     g.add_argument("--alpha-bar", type=float, nargs="+", metavar="AB",
-                   help="rescaled ratio: alpha (T^2 + T - 2) for softmax, alpha / rho for hardmax")
+                   help="rescaled ratio: alpha (T^2 + T - 2) for softmax, alpha / rho for "
+                        "hardmax, alpha T (T + 1) for gaussian")
     g.add_argument("--grid", type=float, nargs=3, metavar=("START", "STOP", "NUM"),
                    help="a grid of NUM points from START to STOP (see --log, --grid-in)")
     p.add_argument("--log", action="store_true", help="geometric instead of linear --grid")
@@ -118,10 +129,17 @@ def _add_alpha_args(p: argparse.ArgumentParser, required: bool = True) -> None:
 def _add_model_args(p: argparse.ArgumentParser, channel: bool = True) -> None:
     if channel:
         p.add_argument("channel", choices=CHANNELS, help="output channel")
+    else:
+        p.add_argument("--channel", default="softmax",
+                       choices=[k for k, c in _REGISTRY.items() if c.SUPPORTS_GD],
+                       help="output channel")
     p.add_argument("--rho", type=float, required=True, help="width ratio r / d")
-    p.add_argument("--T", type=int, default=2, help="tokens per sequence (hardmax: 2)")
+    p.add_argument("--T", type=int, default=None,
+                   help="tokens per sequence (default: the channel's smallest; hardmax: 2)")
     p.add_argument("--beta", type=float, default=1.0,
                    help="softmax inverse temperature (SE does not depend on it)")
+    p.add_argument("--delta", type=float, default=None,
+                   help="gaussian channel: noise variance Delta >= 0 (default 0)")
 
 
 def _add_run_args(p: argparse.ArgumentParser) -> None:
@@ -142,11 +160,12 @@ def _cmd_se(args) -> int:
 
     alphas = _alphas(args, args.channel, args.rho, args.T)
     if args.variant == "mismatched":
-        if args.channel != "hardmax" or args.T != 2:
+        if args.channel != "hardmax" or (args.T or 2) != 2:
             raise ValueError("--variant mismatched is the hardmax T = 2 channel's")
         ds = mismatched.curve(alphas, args.rho)
     else:
-        ds = se.curve(args.channel, alphas, args.rho, args.T, args.beta, variant=args.variant)
+        variant = {"variant": args.variant} if args.variant != "exact" else {}
+        ds = se.curve(args.channel, alphas, args.rho, args.T, **_cparams(args), **variant)
     if args.format == "netcdf":
         if not args.output:
             raise ValueError("--format netcdf needs --output FILE")
@@ -156,7 +175,7 @@ def _cmd_se(args) -> int:
                      version=__version__)
         print(f"wrote {args.output} ({ds.sizes['alpha']} points)", file=sys.stderr)
         return 0
-    abar = se.alpha_bar(args.channel, alphas, args.rho, args.T)
+    abar = se.alpha_bar(args.channel, alphas, args.rho, args.T, **_cparams(args))
     rows = []
     for i, a in enumerate(alphas):
         row = {"alpha": float(a), "alpha_bar": float(abar[i]),
@@ -203,16 +222,17 @@ def _cmd_amp(args) -> int:
     from . import state_evolution as se
 
     alphas = _alphas(args, args.channel, args.rho, args.T)
+    T = _REGISTRY[args.channel].T_MIN if args.T is None else args.T
     rows = []
     for a in alphas:
-        data = model.generate(args.channel, float(a), args.rho, args.T, args.d, args.seed,
-                              beta=args.beta, base_seed=args.base_seed)
+        data = model.generate(args.channel, float(a), args.rho, T, args.d, args.seed,
+                              base_seed=args.base_seed, **_cparams(args))
         t0 = time.perf_counter()
         res = amp.run(data, damping=args.damping, tol=args.tol, max_iter=args.max_iter,
                       variant=args.variant, progress=args.progress or None)
         wall = time.perf_counter() - t0
-        ref = se.solve(args.channel, float(a), args.rho, args.T, args.beta,
-                       variant=args.variant).error
+        variant = {"variant": args.variant} if args.variant != "exact" else {}
+        ref = se.solve(args.channel, float(a), args.rho, T, **_cparams(args), **variant).error
         rows.append({"alpha": float(a), "d": args.d, "seed": args.seed, "n": data.n,
                      "error": res.error, "SE": ref, "converged": res.converged,
                      "stop_reason": res.stop_reason, "iterations": res.total_iterations,
@@ -226,18 +246,21 @@ def _cmd_gd(args) -> int:
     from . import gd, model
     from . import state_evolution as se
 
-    alphas = _alphas(args, "softmax", args.rho, args.T)
+    alphas = _alphas(args, args.channel, args.rho, args.T)
+    T = _REGISTRY[args.channel].T_MIN if args.T is None else args.T
+    T = max(T, 2) if args.channel == "softmax" else T
     rows = []
     for a in alphas:
-        data = model.generate("softmax", float(a), args.rho, args.T, args.d, args.seed,
-                              beta=args.beta, base_seed=args.base_seed)
+        data = model.generate(args.channel, float(a), args.rho, T, args.d, args.seed,
+                              base_seed=args.base_seed, **_cparams(args))
         t0 = time.perf_counter()
         res = gd.run(data, inits=args.inits, steps=args.steps, lr=args.lr, dtype=args.dtype,
                      progress=args.progress or None)
         wall = time.perf_counter() - t0
         rows.append({"alpha": float(a), "d": args.d, "seed": args.seed, "n": data.n,
                      "error_gd": float(res.errors[0]), "error_agd": res.error,
-                     "SE": se.solve("softmax", float(a), args.rho, args.T).error,
+                     "SE": se.solve(args.channel, float(a), args.rho, T,
+                                    **_cparams(args)).error,
                      "final_loss": float(res.loss[-1].mean()), "seconds": round(wall, 2)})
     with _open_out(args) as out:
         _emit(rows, args.format, out)
@@ -312,28 +335,29 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_args(p)
     p.add_argument("--variant", choices=("exact", "density"), default="exact",
                    help="hardmax output function")
-    p.add_argument("--damping", type=float, default=AMP_DEFAULTS["damping"],
+    p.add_argument("--damping", type=float, default=AMPOptions.damping,
                    help="output-side damping in [0, 1)")
-    p.add_argument("--tol", type=float, default=AMP_DEFAULTS["tol"],
+    p.add_argument("--tol", type=float, default=AMPOptions.tol,
                    help="convergence tolerance")
-    p.add_argument("--max-iter", type=int, default=AMP_DEFAULTS["max_iter"],
+    p.add_argument("--max-iter", type=int, default=AMPOptions.max_iter,
                    help="iteration budget")
     output_args(p)
     p.set_defaults(func=_cmd_amp)
 
     p = sub.add_parser("gd", formatter_class=_Formatter,
-                       help="GD / averaged GD (Adam) on softmax data drawn from a seed",
+                       help="GD / averaged GD (Adam) on data drawn from a seed",
                        description="Full-batch Adam from --inits initialisations on the same "
-                                   "softmax data; prints the error of the first run (GD) and "
-                                   "of the averaged estimate (AGD) next to SE.",
+                                   "data (softmax, or --channel gaussian); prints the error of "
+                                   "the first run (GD) and of the averaged estimate (AGD) next "
+                                   "to SE.",
                        epilog="examples:\n  aimlib gd --rho 0.5 --T 2 --alpha-bar 0.5 --d 60 "
                               "--inits 32 --progress")
     _add_model_args(p, channel=False)
     _add_run_args(p)
-    p.add_argument("--inits", type=int, default=GD_DEFAULTS["inits"], help="initialisations K")
-    p.add_argument("--steps", type=int, default=GD_DEFAULTS["steps"], help="Adam steps")
-    p.add_argument("--lr", type=float, default=GD_DEFAULTS["lr"], help="learning rate")
-    p.add_argument("--dtype", choices=("float32", "float64"), default=GD_DEFAULTS["dtype"],
+    p.add_argument("--inits", type=int, default=GDOptions.inits, help="initialisations K")
+    p.add_argument("--steps", type=int, default=GDOptions.steps, help="Adam steps")
+    p.add_argument("--lr", type=float, default=GDOptions.lr, help="learning rate")
+    p.add_argument("--dtype", choices=("float32", "float64"), default=GDOptions.dtype,
                    help="precision of the tokens and matrix products")
     output_args(p)
     p.set_defaults(func=_cmd_gd)

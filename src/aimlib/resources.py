@@ -244,6 +244,7 @@ def estimate(config: dict) -> CostEstimate:
     ``JOB_STARTUP_SECONDS`` per job and one aggregate per group, per figure.
     """
     from . import config as cfg
+    from .captions import FIGURES
     from .model import sizes
 
     exps = config["experiments"]
@@ -261,7 +262,10 @@ def estimate(config: dict) -> CostEstimate:
         sec[name]["start-up"] += extra * JOB_STARTUP_SECONDS
         for stage in cfg.STAGES:
             for g in plan.groups(stage, name):
-                n_aggs = 2 if stage == "gd" else 1  # GD and AGD aggregates
+                # the aggregates its figure draws (GD and/or AGD; AGD also for the gap fit)
+                n_aggs = (1 if stage == "amp" else
+                          sum(k in FIGURES[name].inputs for k in ("gd", "agd"))
+                          if name in FIGURES else 2)
                 jobs[name] += n_aggs
                 sec[name]["start-up"] += n_aggs * JOB_STARTUP_SECONDS
                 for alpha in g.alphas:

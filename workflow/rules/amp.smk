@@ -27,7 +27,7 @@ rule amp_aggregate:
     params:
         version=script_version("aggregate"),
     log:
-        "logs/amp_aggregate/{experiment}/" + GROUP + ".log",
+        "logs/amp_aggregate/{experiment}/{channel}_{variant}_T{T}_{cpar}_rho{rho}_d{d}.log",
     threads: 1
     resources:
         mem_mb=request("light", "mem_mb"),

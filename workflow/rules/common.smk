@@ -57,11 +57,10 @@ def small_width_params(wildcards):
 # ---------------------------------------------------------------------------------------------
 # AMP and GD / AGD: one data job per alpha of a group, one aggregate per group
 # ---------------------------------------------------------------------------------------------
-GROUP = "{channel}_{variant}_T{T}_{cpar}_rho{rho}_d{d}"
 AMP_PATH = "data/amp/{experiment}/{channel}_{variant}/T{T}_{cpar}_rho{rho}_d{d}_alpha{alpha}.nc"
-AMP_AGG_PATH = "data/agg/{experiment}/amp_" + GROUP + ".nc"
+AMP_AGG_PATH = "data/agg/{experiment}/amp_{channel}_{variant}_T{T}_{cpar}_rho{rho}_d{d}.nc"
 GD_PATH = "data/gd/{experiment}/{channel}_{variant}/T{T}_{cpar}_rho{rho}_d{d}_alpha{alpha}.nc"
-GD_AGG_PATH = "data/agg/{experiment}/{kind}_" + GROUP + ".nc"
+GD_AGG_PATH = "data/agg/{experiment}/{kind}_{channel}_{variant}_T{T}_{cpar}_rho{rho}_d{d}.nc"
 DATA_PATHS = {"amp": AMP_PATH, "gd": GD_PATH}
 
 

@@ -27,7 +27,7 @@ rule gd_aggregate:
     params:
         version=script_version("aggregate"),
     log:
-        "logs/gd_aggregate/{experiment}/{kind}_" + GROUP + ".log",
+        "logs/gd_aggregate/{experiment}/{kind}_{channel}_{variant}_T{T}_{cpar}_rho{rho}_d{d}.log",
     threads: 1
     resources:
         mem_mb=request("light", "mem_mb"),
