@@ -14,13 +14,13 @@ Grids are written ``{geomspace: [start, stop, num]}``, ``{linspace: [start, stop
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .channels import CHANNELS, channel_class, check_T
 from .options import SE_TOL, AMPOptions, GDOptions, resolve
+from .validation import check_positive
 
 __all__ = [
     "fnum",
@@ -117,9 +117,11 @@ def as_list(v) -> list:
 
 
 def _positive(v, key: str) -> None:
-    if not (isinstance(v, int | float) and not isinstance(v, bool) and v > 0
-            and math.isfinite(v)):
-        raise ConfigError(f"{key} must be a positive number, got {v!r}")
+    """:func:`aimlib.validation.check_positive` with the error as a :class:`ConfigError`."""
+    try:
+        check_positive(v, key)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
 
 
 def channels(exp: dict, block: dict | None = None) -> list[str]:

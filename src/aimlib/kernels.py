@@ -64,9 +64,10 @@ def mix_block(Z, row, base, r, T, G, Gs, GZ):  # pragma: no cover - numba
     for a in range(T):
         for b in range(T):
             Gs[a, b] = G[a, b] + G[b, a]
+    zero = Z[0, 0] - Z[0, 0]
     for a in range(T):
         out = GZ[row + a, base:base + r]
-        out[:] = 0.0
+        out[:] = zero
         for b in range(T):
             g = Gs[a, b]
             zb = Z[row + b, base:base + r]

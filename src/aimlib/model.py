@@ -24,7 +24,7 @@ import numpy as np
 from .channels import Channel, channel_class, hardmax_output, make_channel, one_hot, softmax_output
 from .kernels import mix_tokens, pair_dots
 from .options import CHUNK
-from .prior import _check_rho
+from .validation import check_alpha, check_d, check_rho, check_seed
 
 __all__ = [
     "CHUNK",
@@ -45,12 +45,7 @@ __all__ = [
 
 def sizes(alpha: float, rho: float, d: int) -> tuple[int, int]:
     """``(r, n) = (round(rho d), round(alpha d^2))``, each at least 1."""
-    if not (alpha > 0 and math.isfinite(alpha)):
-        raise ValueError(f"alpha must be a positive finite number, got alpha={alpha!r}")
-    _check_rho(rho)
-    if int(d) != d or d < 2:
-        raise ValueError(f"d must be an integer >= 2, got d={d!r}")
-    d = int(d)
+    alpha, rho, d = check_alpha(alpha), check_rho(rho), check_d(d)
     return max(1, int(round(rho * d))), max(1, int(round(alpha * d * d)))
 
 
@@ -60,8 +55,7 @@ def seed_sequence(seed: int, *key) -> np.random.SeedSequence:
     The key (e.g. channel, T, rho, d, alpha, beta) is hashed with SHA-256, so that every parameter
     point gets independent randomness while a given point is reproducible bit for bit.
     """
-    if int(seed) != seed or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got seed={seed!r}")
+    check_seed(seed)
     text = "|".join(repr(k) for k in key).encode()
     digest = int.from_bytes(hashlib.sha256(text).digest()[:16], "little")
     return np.random.SeedSequence([int(seed), digest])
@@ -245,8 +239,7 @@ def generate(
     """
     ch = make_channel(channel, T=T, beta=beta, **params)
     r, n = sizes(alpha, rho, d)
-    if int(seed) != seed or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got seed={seed!r}")
+    check_seed(seed)
     ss = seed_sequence(base_seed, int(seed), channel, int(T), float(rho), int(d), float(alpha),
                        ch.param_value)
     rng_teacher = np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=(0,)))

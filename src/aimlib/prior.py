@@ -26,6 +26,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .validation import check_rho
+
 __all__ = [
     "second_moment",
     "support",
@@ -58,11 +60,7 @@ _THETA_W = _DS_W
 _DELTA_INF = 1e12
 
 
-def _check_rho(rho: float) -> float:
-    rho = float(rho)
-    if not (rho > 0 and math.isfinite(rho)):
-        raise ValueError(f"rho must be a positive finite number, got rho={rho!r}")
-    return rho
+_check_rho = check_rho
 
 
 def mmse_slope(rho: float) -> float:

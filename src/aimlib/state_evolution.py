@@ -25,6 +25,7 @@ from . import prior
 from .channels import Hardmax, Softmax, hardmax_second_moment, make_channel
 from .channels.softmax import perfect_recovery_alpha_bar
 from .options import SE_TOL
+from .validation import check_alpha
 
 __all__ = [
     "FixedPointResult",
@@ -185,11 +186,7 @@ class SEResult:
         return abs(self.error - self.error_informed) > DISAGREE
 
 
-def _check_alpha(alpha: float) -> float:
-    alpha = float(alpha)
-    if not (alpha > 0 and math.isfinite(alpha)):
-        raise ValueError(f"alpha must be a positive finite number, got alpha={alpha!r}")
-    return alpha
+_check_alpha = check_alpha
 
 
 def alpha_bar(channel: str, alpha, rho: float, T: int | None = None, **params):

@@ -15,10 +15,11 @@ Pair coordinates ``a <= b`` carry weights ``w_aa = 2`` and ``w_ab = 1`` (``Var h
 
 from __future__ import annotations
 
-import math
 from typing import ClassVar
 
 import numpy as np
+
+from ..validation import check_positive
 
 __all__ = ["Channel", "pair_weights", "check_T"]
 
@@ -104,11 +105,7 @@ class Channel:
     @classmethod
     def check_param(cls, value) -> float:
         """Validate the channel's parameter (positive and finite unless overridden)."""
-        if isinstance(value, bool) or not isinstance(value, int | float | np.floating) \
-                or not (value > 0 and math.isfinite(value)):
-            raise ValueError(f"{cls.PARAM} must be a positive finite number for the {cls.name} "
-                             f"channel, got {cls.PARAM}={value!r}")
-        return float(value)
+        return check_positive(value, cls.PARAM)
 
     @property
     def param_value(self) -> float:
