@@ -76,8 +76,10 @@ def test_qmc_path_agrees_with_quadrature_at_T2(predictor, beta):
 @pytest.mark.parametrize("channel,beta", [("softmax", 1.0), ("softmax", 4.0), ("hardmax", 1.0)])
 def test_quadrature_converged(channel, beta, monkeypatch):
     vals = []
-    for step in (gen.NORMAL_STEP, 0.5 * gen.NORMAL_STEP):
-        monkeypatch.setattr(gen, "NORMAL_STEP", step)
+    from aimlib.channels import base
+
+    for step in (base.NORMAL_STEP, 0.5 * base.NORMAL_STEP):
+        monkeypatch.setattr(base, "NORMAL_STEP", step)
         vals.append([gen.bayes(channel, 1.2, 0.5, 2, beta, p).value
                      for p in ("bayes", "plugin")])
     np.testing.assert_allclose(vals[0], vals[1], rtol=1e-9, atol=1e-12)

@@ -71,3 +71,37 @@ def test_theory_sections_cited_exist(root):
     for path in [*(root / "src" / "aimlib").glob("*.py"), *(root / "config").glob("*.yaml")]:
         cited |= set(re.findall(r"docs/theory\.md §(\d+(?:\.\d+)?)", path.read_text()))
     assert cited and cited <= sections, cited - sections
+
+
+#: The layers of aimlib's ``__init__`` docstring, from the bottom.
+LAYERS = [
+    {"validation", "options", "kernels", "gaussian", "progress"},
+    {"prior", "channels"},
+    {"model", "state_evolution", "mismatched", "asymptotics", "generalisation"},
+    {"amp", "gd"},
+    {"config", "resources", "io", "jobs", "aggregate", "finite_size", "captions"},
+    {"figures", "cli", "__main__"},
+]
+
+
+def test_modules_import_only_downward(root):
+    """Every module is in one layer and imports (at any depth, lazily too) only from its own
+    layer or lower ones: the theory never reaches into the workflow, a channel never into the
+    algorithms."""
+    from aimlib.io import _imports
+
+    pkg = root / "src" / "aimlib"
+    names = sorted(".".join(p.relative_to(pkg).with_suffix("").parts).removesuffix(".__init__")
+                   for p in pkg.rglob("*.py") if p.name != "__init__.py" or p.parent != pkg)
+
+    def layer(name):
+        top = name.split(".")[0]
+        return next(i for i, group in enumerate(LAYERS) if top in group)
+
+    bad = []
+    for name in names:
+        for dep in _imports(name):
+            if layer(dep) > layer(name):
+                bad.append(f"{name} -> {dep}")
+    assert not bad, bad
+    assert {n.split(".")[0] for n in names} == set().union(*LAYERS)

@@ -30,48 +30,16 @@ import numpy as np
 
 from . import prior
 from .channels import make_channel
+from .channels.base import NORMAL_RANGE, NORMAL_STEP, TestError, normal_rule
 from .options import CHUNK
 
-__all__ = ["TestError", "Evaluation", "from_overlaps", "bayes", "evaluate", "PREDICTORS"]
+__all__ = ["TestError", "Evaluation", "from_overlaps", "bayes", "evaluate", "normal_rule",
+           "PREDICTORS", "NORMAL_STEP", "NORMAL_RANGE"]
 
 #: Every predictor some channel has (``Channel.PREDICTORS`` says which ones each has).
 PREDICTORS = ("bayes", "plugin", "argmax")
-#: Step and half-range of the trapezoid rule for Gaussian integrals.  The softmax integrands
-#: ``sigmoid(beta u)`` have poles at ``|Im u| = pi / beta``, which made a 120-node Gauss-Hermite
-#: rule converge slowly (0.7 % off at beta = 4); the trapezoid rule on the real line converges
-#: like ``exp(-2 pi a / step)`` with ``a`` the distance to the nearest pole: halving the step
-#: changes the T = 2 results by < 1e-10 up to beta = 4 (tests/test_generalisation.py).
-NORMAL_STEP = 0.04
-NORMAL_RANGE = 9.0
-
-
-@dataclass(frozen=True)
-class TestError:
-    """A test error and how it was computed.
-
-    Attributes
-    ----------
-    value : float
-        Mean over fresh samples of the label-space error (or the argmax disagreement).
-    abserr : float
-        Error estimate: quadrature (about 1e-10) or the QMC standard error.
-    method : str
-        ``"closed form"``, ``"quadrature"`` or ``"rqmc"``.
-    """
-
-    __test__ = False  # not a pytest class
-    value: float
-    abserr: float
-    method: str
-
-
-def normal_rule(step: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Nodes and weights of ``E f(z)``, ``z ~ N(0, 1)``: the trapezoid rule with step
-    :data:`NORMAL_STEP` on ``[-NORMAL_RANGE, NORMAL_RANGE]`` (weights sum to 1 - 2e-19)."""
-    h = NORMAL_STEP if step is None else step
-    k = round(NORMAL_RANGE / h)
-    x = h * np.arange(-k, k + 1)
-    return x, h * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+#: (The trapezoid rule for Gaussian integrals, :func:`normal_rule`, and :class:`TestError` live in
+#: :mod:`aimlib.channels.base`, next to the channels whose test errors use them.)
 
 
 def _channel(channel: str, T: int | None, beta: float, predictor: str, **params):

@@ -125,7 +125,7 @@ class Gaussian(Channel):
     # -------------------------------------------------------------- test error (§10)
     def plugin_test_error(self, m: float, Q: float, Q0: float, predictor: str = "plugin"):
         """``E ||h - h_hat||_F^2 = T (T + 1) (Q0 - 2 m + Q)`` (against the noiseless output)."""
-        from ..generalisation import TestError
+        from .base import TestError
 
         if predictor != "plugin":
             raise ValueError(f"predictor={predictor!r} is not a gaussian-channel predictor")
@@ -133,7 +133,7 @@ class Gaussian(Channel):
 
     def bayes_test_error(self, q: float, Q0: float):
         """``E ||h - E[h | h_hat]||_F^2 = T (T + 1) (Q0 - q)``."""
-        from ..generalisation import TestError
+        from .base import TestError
 
         return TestError(2 * self.n_pairs * max(Q0 - q, 0.0), 1e-15, "closed form")
 

@@ -318,7 +318,7 @@ class Hardmax(Channel):
     def plugin_test_error(self, m: float, Q: float, Q0: float, predictor: str = "plugin"):
         """Closed form: a row's argmax differs with probability ``arccos(c) / pi``,
         ``c = m / sqrt(Q Q0)``, and a differing one-hot row counts 2."""
-        from ..generalisation import TestError
+        from .base import TestError
 
         if predictor not in ("plugin", "argmax"):
             raise ValueError(f"predictor={predictor!r} is not a plug-in hardmax predictor")
@@ -331,7 +331,7 @@ class Hardmax(Channel):
         ``2 p (1 - p)``."""
         from scipy import special
 
-        from ..generalisation import TestError, normal_rule
+        from .base import TestError, normal_rule
 
         V = max(Q0 - q, 0.0)
         if V == 0.0:

@@ -119,7 +119,7 @@ class Softmax(Channel):
 
     # -------------------------------------------------------------- test error (§10)
     def plugin_test_error(self, m: float, Q: float, Q0: float, predictor: str = "plugin"):
-        from ..generalisation import TestError, normal_rule
+        from .base import TestError, normal_rule
 
         if predictor != "plugin":
             raise ValueError(f"predictor={predictor!r} is not a softmax predictor")
@@ -134,7 +134,7 @@ class Softmax(Channel):
         return _rqmc(m, Q, Q0, self.T, self.beta, bayes=False)
 
     def bayes_test_error(self, q: float, Q0: float):
-        from ..generalisation import TestError, normal_rule
+        from .base import TestError, normal_rule
 
         V = max(Q0 - q, 0.0)
         if self.T == 2:
@@ -166,7 +166,7 @@ def _rqmc(m: float, Q: float, Q0: float, T: int, beta: float, *, bayes: bool):
     ``Var h_ab = .`` (the other entries of the row), times ``T`` rows."""
     from scipy.stats import qmc
 
-    from ..generalisation import TestError
+    from .base import TestError
 
     wvec = np.ones(T)
     wvec[0] = 2.0  # the row's diagonal entry first (the softmax does not care where it is)
