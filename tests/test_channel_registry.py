@@ -248,7 +248,7 @@ class Scaled(Channel):
         return 2 * alpha * float(np.sum(4 * w / (4 * w * V + self.s)))
 
 
-def test_new_channel_needs_only_a_registry_line(monkeypatch, tmp_path):
+def test_new_channel_needs_only_a_registry_line(monkeypatch, root):
     """Registered, the test channel works through the model, SE, AMP, the config checks and the
     schema; it is the Gaussian channel with delta = s / 4, so SE must agree with it."""
     from aimlib import config as cfg
@@ -264,7 +264,49 @@ def test_new_channel_needs_only_a_registry_line(monkeypatch, tmp_path):
         "channel": "scaled", "rho": [0.5], "T": [1], "s": [0.4],
         "se": {"alpha": {"values": [0.1, 0.2]}},
         "amp": {"alpha": {"values": [0.2]}, "d": [40], "seeds": 1}}}}
+    cfg.check_schema(conf, root / "config" / "schema.yaml")  # its name and its parameter key
     cfg.check(conf)
     plan = cfg.plan(conf)
     assert [j["channel"] for j in plan.se_jobs] == ["scaled"]
     assert [g.cpar for g in plan.groups("amp")] == ["s0.4"]
+
+
+def _gaussian_conf(**exp):
+    base = {"channel": "gaussian", "rho": 0.5, "T": [1, 2], "delta": [0.0, 0.1],
+            "se": {"alpha": {"values": [0.1, 0.2]}},
+            "amp": {"alpha_bar": {"values": [0.5]}, "d": 40, "seeds": 1}}
+    return {"seed": 0, "se": {"tol": 1e-10}, "experiments": {"g": {**base, **exp}}}
+
+
+@pytest.mark.parametrize("exp,message", [
+    (dict(delta=[0.1, -0.2]),
+     r"experiments\.g\.delta\[1\]: delta must be a finite number >= 0 for the gaussian channel"),
+    (dict(T=[0]), r"experiments\.g\.T\[0\] = 0: 0 is less than the minimum of 1"),
+    (dict(channel="relu"), r"experiments\.g\.channel = 'relu'.*'softmax', 'hardmax', 'gaussian'"),
+    (dict(channel="softmax", T=2),
+     r"experiments\.g\.delta applies to the gaussian channel only, not to softmax"),
+])
+def test_config_rejects_bad_gaussian_input(root, exp, message):
+    from aimlib import config as cfg
+
+    conf = _gaussian_conf(**exp)
+    with pytest.raises(cfg.ConfigError, match=message):
+        cfg.check_schema(conf, root / "config" / "schema.yaml")
+        cfg.check(conf)
+
+
+def test_gaussian_plan_and_files():
+    """One SE curve per (T, delta) (the SE depends on delta), groups keyed by delta, and
+    alpha_bar = alpha T (T + 1)."""
+    from aimlib import config as cfg
+
+    plan = cfg.plan(_gaussian_conf())
+    assert sorted((j.T, j.param) for j in plan.se_jobs) == [(1, 0.0), (1, 0.1), (2, 0.0),
+                                                          (2, 0.1)]
+    groups = plan.groups("amp")
+    assert sorted((g.T, g.cpar, g.alphas) for g in groups) == [
+        (1, "delta0.0", (0.25,)), (1, "delta0.1", (0.25,)),
+        (2, "delta0.0", (0.0833333,)), (2, "delta0.1", (0.0833333,))]
+    g = groups[0]
+    assert plan.group("amp", {**g.wildcards, "alpha": "0.25"}) is g
+    assert g.channel_params == {"delta": g.param}

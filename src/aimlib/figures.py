@@ -68,17 +68,18 @@ def rho_color(rho: float, style: Mapping | None = None):
     return plt.get_cmap(s["cmap"])(0.05 + 0.85 * min(max(t, 0.0), 1.0))
 
 
-#: Distinct colours for T = 2, 3, 4, 5, 6 (matplotlib's tab10: blue, orange, green, red, purple).
-T_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
+#: Distinct colours for T = 1, 2, ..., 6 (matplotlib's tab10: brown, blue, orange, green, red,
+#: purple).
+T_COLORS = ("tab:brown", "tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
 
 
-def T_color(T: int, style: Mapping | None = None):
+def T_color(T: int):
     """Colour of sequence length ``T`` (for the figures that vary T at fixed rho): adjacent T
     get clearly different colours."""
-    return T_COLORS[(int(T) - 2) % len(T_COLORS)]
+    return T_COLORS[(int(T) - 1) % len(T_COLORS)]
 
 
-def beta_color(beta: float, style: Mapping | None = None):
+def beta_color(beta: float):
     """Colour of an inverse temperature ``beta`` (log scale between 0.25 and 8)."""
     t = (math.log(beta) - math.log(0.25)) / (math.log(8.0) - math.log(0.25))
     return plt.get_cmap("cividis")(0.1 + 0.8 * min(max(t, 0.0), 1.0))
@@ -251,7 +252,7 @@ def fig5(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     styles = ["-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1))]
     for i, ds in enumerate(sorted(curves, key=lambda c: int(c.attrs["T"]))):
         T = int(ds.attrs["T"])
-        ax.plot(ds["alpha_bar"].values, ds["error"].values, color=T_color(T, s),
+        ax.plot(ds["alpha_bar"].values, ds["error"].values, color=T_color(T),
                 ls=styles[i % len(styles)], lw=s["line_width"], label=rf"$T={T}$")
     rho = float(curves[0].attrs["rho"])
     thr = perfect_recovery_alpha_bar(rho)
@@ -289,7 +290,7 @@ def fig2b(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None 
     fig, ax = _new(s)
 
     def tcol(a):
-        return T_color(int(a.attrs["T"]), s)
+        return T_color(int(a.attrs["T"]))
 
     _softmax_panel(ax, curves, amp, gd, agd, s, "T", tcol, lambda a: rf"$T={a.attrs['T']}$",
                    "SE (all $T$)")
@@ -310,7 +311,7 @@ def fig4(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     fig, ax = _new(s)
 
     def bcol(a):
-        return beta_color(float(a.attrs["beta"]), s)
+        return beta_color(float(a.attrs["beta"]))
 
     _softmax_panel(ax, curves, amp, gd, agd, s, "beta", bcol,
                    lambda a: rf"$\beta={a.attrs['beta']:g}$", r"SE (every $\beta$)")
@@ -617,7 +618,7 @@ def fig9(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
                             layout="constrained", squeeze=False, sharey=True)
 
     def tcol(a):
-        return T_color(int(a.attrs["T"]), s)
+        return T_color(int(a.attrs["T"]))
 
     for ax, delta in zip(axs[0], deltas, strict=True):
         def mine(sets, delta=delta):

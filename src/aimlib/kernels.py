@@ -6,9 +6,10 @@ They have no aimlib imports, so that every module (a channel's GD layer included
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
-__all__ = ["pair_dots", "mix_tokens", "pair_block", "mix_block"]
+__all__ = ["pair_dots", "mix_tokens", "pair_block", "mix_block", "layer_scratch"]
 
 
 @njit(cache=True)
@@ -73,3 +74,14 @@ def mix_block(Z, row, base, r, T, G, Gs, GZ):  # pragma: no cover - numba
             zb = Z[row + b, base:base + r]
             for j in range(r):
                 out[j] += g * zb[j]
+
+
+@njit(cache=True)
+def layer_scratch(Z, y, r):  # pragma: no cover - numba
+    """Sizes and scratch of a GD layer: ``(n, K, T, h, G, Gs)`` for ``Z`` of shape
+    ``(n T, K r)`` and outputs ``y`` of shape ``(n, T, T)``; ``h`` and ``G`` are float64
+    ``T x T``, ``Gs`` in ``Z``'s precision."""
+    T = y.shape[1]
+    n = Z.shape[0] // T
+    K = Z.shape[1] // r
+    return (n, K, T, np.empty((T, T)), np.empty((T, T)), np.empty((T, T), dtype=Z.dtype))

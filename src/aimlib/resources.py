@@ -183,7 +183,7 @@ def gd_seconds(d: int, n: int, T: int, r: int, *, inits: int, steps: int,
     return _gd_model(d, n, T, r, inits, steps, None, dtype)[1]
 
 
-def se(points: int, channel: str, *, attempt: int = 1) -> Resources:
+def se(points: int, *, attempt: int = 1) -> Resources:
     """Request of one SE curve (milliseconds per point; the floor dominates)."""
     return _request(50e6, 0.05 * points, 1, attempt)
 

@@ -157,7 +157,7 @@ def _gd_request(wildcards, attempt):
 
 
 def _se_request(wildcards, attempt):
-    return res.se(len(PLAN.se(wildcards).alphas), wildcards.channel, attempt=attempt)
+    return res.se(len(PLAN.se(wildcards).alphas), attempt=attempt)
 
 
 def _light_request(wildcards, attempt):

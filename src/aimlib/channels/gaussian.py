@@ -25,7 +25,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from ..kernels import mix_block, pair_block
+from ..kernels import layer_scratch, mix_block, pair_block
 from .base import Channel, pair_weights
 from .softmax import perfect_recovery_alpha_bar
 
@@ -145,25 +145,25 @@ def square_layer(Z, y, c, trace, r, d, GZ, loss, gdiag):  # pragma: no cover - n
     Same layout and outputs as :func:`aimlib.channels.softmax.softmax_layer`, with the prediction
     ``h_hat_ab = (z_a . z_b - delta_ab ||W||^2) / c`` itself, so ``G = dL/dh = 2 (h_hat - y) / d``.
     """
-    nT, Kr = Z.shape
-    T = y.shape[1]
-    n = nT // T
-    K = Kr // r
-    h = np.empty((T, T))
-    G = np.empty((T, T))
-    Gs = np.empty((T, T), dtype=Z.dtype)
+    n, K, T, h, G, Gs = layer_scratch(Z, y, r)
     for i in range(n):
-        row = i * T
         for k in range(K):
-            base = k * r
-            pair_block(Z, row, base, r, T, h)
-            lk = 0.0
+            pair_block(Z, i * T, k * r, r, T, h)
+            loss[k] += _square_rows(h, y[i], trace[k], c, d, G)
             for a in range(T):
-                h[a, a] -= trace[k]
-                for b in range(T):
-                    diff = h[a, b] / c - y[i, a, b]
-                    lk += diff * diff
-                    G[a, b] = 2.0 * diff / d
                 gdiag[k] += G[a, a]
-            loss[k] += lk / d
-            mix_block(Z, row, base, r, T, G, Gs, GZ)
+            mix_block(Z, i * T, k * r, r, T, G, Gs, GZ)
+
+
+@njit(cache=True)
+def _square_rows(h, y, tr, c, d, G):  # pragma: no cover - numba
+    """One sample of one student: ``G = 2 (h_hat - y) / d``; returns the sample's loss."""
+    T = y.shape[0]
+    lk = 0.0
+    for a in range(T):
+        h[a, a] -= tr
+        for b in range(T):
+            diff = h[a, b] / c - y[a, b]
+            lk += diff * diff
+            G[a, b] = 2.0 * diff / d
+    return lk / d

@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 from scipy import special
 
-from ..kernels import mix_block, pair_block
+from ..kernels import layer_scratch, mix_block, pair_block
 from ..prior import mmse_slope
 from .base import Channel, pair_weights
 
@@ -206,38 +206,40 @@ def softmax_layer(Z, y, beta, c, trace, r, d, GZ, loss, gdiag):  # pragma: no co
     (``G = dL/dh``).  The loops over ``r`` (:mod:`aimlib.kernels`) run in ``Z``'s precision;
     the softmax, loss and ``G`` are float64.
     """
-    nT, Kr = Z.shape
-    T = y.shape[1]
-    n = nT // T
-    K = Kr // r
-    h = np.empty((T, T))
-    G = np.empty((T, T))
-    Gs = np.empty((T, T), dtype=Z.dtype)
+    n, K, T, h, G, Gs = layer_scratch(Z, y, r)
     for i in range(n):
-        row = i * T
         for k in range(K):
-            base = k * r
-            pair_block(Z, row, base, r, T, h)
-            lk = 0.0
+            pair_block(Z, i * T, k * r, r, T, h)
+            lk = _softmax_rows(h, y[i], trace[k], beta, c, d, G)
+            loss[k] += lk
             for a in range(T):
-                h[a, a] -= trace[k]
-                mx = -np.inf
-                for b in range(T):
-                    h[a, b] = beta * h[a, b] / c
-                    mx = max(mx, h[a, b])
-                tot = 0.0
-                for b in range(T):
-                    h[a, b] = math.exp(h[a, b] - mx)
-                    tot += h[a, b]
-                dot = 0.0
-                for b in range(T):
-                    h[a, b] /= tot  # y_hat
-                    diff = h[a, b] - y[i, a, b]
-                    lk += diff * diff
-                    G[a, b] = 2.0 * diff / d  # dL/dy_hat
-                    dot += h[a, b] * G[a, b]
-                for b in range(T):
-                    G[a, b] = beta * h[a, b] * (G[a, b] - dot)  # dL/dh
                 gdiag[k] += G[a, a]
-            loss[k] += lk / d
-            mix_block(Z, row, base, r, T, G, Gs, GZ)
+            mix_block(Z, i * T, k * r, r, T, G, Gs, GZ)
+
+
+@njit(cache=True)
+def _softmax_rows(h, y, tr, beta, c, d, G):  # pragma: no cover - numba
+    """One sample of one student: ``h`` (raw ``z_a . z_b``) becomes the softmax output, ``G``
+    receives ``dL/dh``; returns the sample's loss ``(1/d) ||y_hat - y||_F^2``."""
+    T = y.shape[0]
+    lk = 0.0
+    for a in range(T):
+        h[a, a] -= tr
+        mx = -np.inf
+        for b in range(T):
+            h[a, b] = beta * h[a, b] / c
+            mx = max(mx, h[a, b])
+        tot = 0.0
+        for b in range(T):
+            h[a, b] = math.exp(h[a, b] - mx)
+            tot += h[a, b]
+        dot = 0.0
+        for b in range(T):
+            h[a, b] /= tot  # y_hat
+            diff = h[a, b] - y[a, b]
+            lk += diff * diff
+            G[a, b] = 2.0 * diff / d  # dL/dy_hat
+            dot += h[a, b] * G[a, b]
+        for b in range(T):
+            G[a, b] = beta * h[a, b] * (G[a, b] - dot)  # dL/dh
+    return lk / d
