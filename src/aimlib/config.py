@@ -412,6 +412,17 @@ class Plan:
         return self.config["experiments"][experiment]
 
     @property
+    def base_seed(self) -> int:
+        """The configuration's seed (every random draw derives from it and the job's point)."""
+        return int(self.config["seed"])
+
+    def figure_list(self, registered) -> list[str]:
+        """The registered figures this config draws: those with an experiment of their name,
+        in the registry's order, restricted to ``figures:`` if the config has that key."""
+        wanted = self.config.get("figures", list(registered))
+        return [f for f in registered if f in self.config["experiments"] and f in wanted]
+
+    @property
     def se_tol(self) -> float:
         return float(self.config.get("se", {}).get("tol", SE_TOL))
 

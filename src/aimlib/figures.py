@@ -643,7 +643,7 @@ def fig9(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
         rho = float(curves[0].attrs["rho"]) if curves else float("nan")
         ax.set_xlabel(r"$\alpha = n/d^2$")
         ax.set_title(rf"Gaussian channel, $\rho={_fmt_rho(rho)}$, $\Delta={delta:g}$")
-        ax.legend(loc="lower left", frameon=False, fontsize=s["font_size"] - 3, ncol=1)
+    axs[0, 0].legend(loc="lower left", frameon=False, fontsize=s["font_size"] - 3, ncol=1)
     axs[0, 0].set_ylabel("estimation error")
     return fig
 

@@ -4,7 +4,7 @@ rule amp:
         AMP_PATH,
     params:
         job=group_params("amp"),
-        base_seed=config["seed"],
+        base_seed=PLAN.base_seed,
         version=script_version("amp"),
     log:
         "logs/amp/{experiment}/{channel}_{variant}/T{T}_{cpar}_rho{rho}_d{d}_alpha{alpha}.log",

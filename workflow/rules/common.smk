@@ -114,13 +114,8 @@ def finite_size_inputs(wildcards):
 # ---------------------------------------------------------------------------------------------
 # figures
 # ---------------------------------------------------------------------------------------------
-def figure_list():
-    wanted = config.get("figures", list(FIGURES))
-    return [f for f in FIGURES if f in config["experiments"] and f in wanted]
-
-
 def figure_targets():
-    return expand("figures/{fig}.{ext}", fig=figure_list(), ext=["pdf", "png"]) + [
+    return expand("figures/{fig}.{ext}", fig=PLAN.figure_list(FIGURES), ext=["pdf", "png"]) + [
         "figures/config.yaml"
     ]
 

@@ -4,7 +4,7 @@ rule gd:
         GD_PATH,
     params:
         job=group_params("gd"),
-        base_seed=config["seed"],
+        base_seed=PLAN.base_seed,
         version=script_version("gd"),
     log:
         "logs/gd/{experiment}/{channel}_{variant}/T{T}_{cpar}_rho{rho}_d{d}_alpha{alpha}.log",
