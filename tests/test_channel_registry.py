@@ -267,7 +267,7 @@ def test_new_channel_needs_only_a_registry_line(monkeypatch, root):
     cfg.check_schema(conf, root / "config" / "schema.yaml")  # its name and its parameter key
     cfg.check(conf)
     plan = cfg.plan(conf)
-    assert [j["channel"] for j in plan.se_jobs] == ["scaled"]
+    assert [j.channel for j in plan.se_jobs] == ["scaled"]
     assert [g.cpar for g in plan.groups("amp")] == ["s0.4"]
 
 

@@ -133,8 +133,8 @@ def test_channel_lists_and_seeds_per_d(root):
         assert set(alphas) <= set(grid)
     jobs = cfg.plan(conf).se_for("fig3")
     assert sorted(j.channel for j in jobs) == ["hardmax", "softmax"]
-    assert cfg.amp_options(conf, "fig3", 1000)["dtype"] == "float32"
-    assert cfg.amp_options(conf, "fig3", 100)["dtype"] == "float64"
+    assert cfg.plan(conf).amp_options("fig3", 1000)["dtype"] == "float32"
+    assert cfg.plan(conf).amp_options("fig3", 100)["dtype"] == "float64"
 
 
 @pytest.mark.parametrize("edit,msg", [

@@ -70,11 +70,11 @@ def test_every_paper_job_fits_12_gib(root):
             for key in cfg.stage_points(conf, name, stage):
                 r, n = sizes(key.alpha, key.rho, key.d)
                 if stage == "amp":
-                    opts = cfg.amp_options(conf, name, key.d)
+                    opts = cfg.plan(conf).amp_options(name, key.d)
                     req = res.amp(key.d, n, key.T, key.channel, dtype=opts["dtype"],
                                   max_iter=opts["max_iter"])
                 else:
-                    opts = cfg.gd_options(conf, name)
+                    opts = cfg.plan(conf).gd_options(name)
                     req = res.gd(key.d, n, key.T, r, inits=opts["inits"], steps=opts["steps"],
                                  dtype=opts["dtype"])
                 worst[stage] = max(worst.get(stage, 0), req.mem_mb)

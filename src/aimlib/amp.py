@@ -482,7 +482,6 @@ def run_point(channel: str, alpha: float, rho: float, T: int, d: int, seed: int,
     The channel's own parameter (``delta`` for the Gaussian channel) is passed to the data;
     every other keyword is an option of :func:`run`.
     """
-    param = channel_class(channel).PARAM
-    cparams = {param: opts.pop(param)} if param in opts and param != "beta" else {}
+    cparams, opts = channel_class(channel).split_params(opts)
     data = generate(channel, alpha, rho, T, d, seed, beta=beta, base_seed=base_seed, **cparams)
     return run(data, **opts)

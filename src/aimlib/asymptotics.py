@@ -38,6 +38,7 @@ import numpy as np
 
 from . import prior
 from .channels import Softmax
+from .validation import check_rho
 
 __all__ = ["PowerLaw", "large_alpha", "near_perfect_recovery", "mmse_slope", "mmse_curvature",
            "strip_constant", "hardmax_channel_limit"]
@@ -87,7 +88,7 @@ def mmse_curvature(rho: float) -> float:
     """``c2 = lim (f Delta - mmse(Delta)) / Delta^2``: ``rho^2 (1 + rho) / (1 - rho)`` for
     ``rho < 1`` and ``rho / (rho - 1)`` for ``rho > 1`` (checked against :func:`aimlib.prior.mmse`
     to 1e-7 in the tests).  At ``rho = 1`` the expansion is not analytic (ValueError)."""
-    rho = prior._check_rho(rho)
+    rho = check_rho(rho)
     if rho == 1.0:
         raise ValueError("rho=1: mmse(Delta) = Delta - c Delta^(5/3), no Delta^2 term")
     return rho * rho * (1.0 + rho) / (1.0 - rho) if rho < 1.0 else rho / (rho - 1.0)
@@ -138,7 +139,7 @@ def near_perfect_recovery(rho: float, T: int = 2) -> PowerLaw:
     (``(2 - rho)(1 - rho) / (rho (1 + rho))`` below 1, ``(rho - 1) / rho`` above), exponent 3/2
     and prefactor 2/3 at ``rho = 1`` (identified numerically: the SE ratio tends to 2/3 within
     0.5 % at 1e-4 below the threshold; not derived in closed form)."""
-    rho = prior._check_rho(rho)
+    rho = check_rho(rho)
     if int(T) != T or T < 2:
         raise ValueError(f"T must be an integer >= 2, got T={T!r}")
     f = mmse_slope(rho)
@@ -169,7 +170,7 @@ def large_alpha(channel: str, rho: float, T: int = 2, variant: str = "exact") ->
     -------
     PowerLaw
     """
-    rho = prior._check_rho(rho)
+    rho = check_rho(rho)
     if channel == "softmax":
         if variant != "exact":
             raise ValueError(f"softmax has no variant {variant!r}: only 'exact'")

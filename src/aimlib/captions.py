@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["FigureSpec", "FIGURES", "FIGURE_NOTES", "INPUT_KINDS", "caption"]
+__all__ = ["FigureSpec", "FIGURES", "INPUT_KINDS", "caption"]
 
 #: The kinds of cached input a figure can be drawn from.
 INPUT_KINDS = ("se", "amp", "gd", "agd", "finite_size", "small_width")
@@ -138,9 +138,6 @@ _INPUTS: dict[str, tuple[str, ...]] = {
 #: The registry, in the order of the paper.
 FIGURES: dict[str, FigureSpec] = {
     name: FigureSpec(name, _INPUTS[name], **notes) for name, notes in _NOTES.items()}
-
-#: The notes of each figure as plain dicts.
-FIGURE_NOTES: dict[str, dict[str, str]] = _NOTES
 
 
 def _spec_text(spec) -> str:

@@ -164,8 +164,8 @@ def _cmd_se(args) -> int:
             raise ValueError("--variant mismatched is the hardmax T = 2 channel's")
         ds = mismatched.curve(alphas, args.rho)
     else:
-        variant = {"variant": args.variant} if args.variant != "exact" else {}
-        ds = se.curve(args.channel, alphas, args.rho, args.T, **_cparams(args), **variant)
+        ds = se.curve(args.channel, alphas, args.rho, args.T, variant=args.variant,
+                      **_cparams(args))
     if args.format == "netcdf":
         if not args.output:
             raise ValueError("--format netcdf needs --output FILE")
@@ -222,17 +222,16 @@ def _cmd_amp(args) -> int:
     from . import state_evolution as se
 
     alphas = _alphas(args, args.channel, args.rho, args.T)
-    T = _REGISTRY[args.channel].T_MIN if args.T is None else args.T
     rows = []
     for a in alphas:
-        data = model.generate(args.channel, float(a), args.rho, T, args.d, args.seed,
+        data = model.generate(args.channel, float(a), args.rho, args.T, args.d, args.seed,
                               base_seed=args.base_seed, **_cparams(args))
         t0 = time.perf_counter()
         res = amp.run(data, damping=args.damping, tol=args.tol, max_iter=args.max_iter,
                       variant=args.variant, progress=args.progress or None)
         wall = time.perf_counter() - t0
-        variant = {"variant": args.variant} if args.variant != "exact" else {}
-        ref = se.solve(args.channel, float(a), args.rho, T, **_cparams(args), **variant).error
+        ref = se.solve(args.channel, float(a), args.rho, data.T, variant=args.variant,
+                       **_cparams(args)).error
         rows.append({"alpha": float(a), "d": args.d, "seed": args.seed, "n": data.n,
                      "error": res.error, "SE": ref, "converged": res.converged,
                      "stop_reason": res.stop_reason, "iterations": res.total_iterations,
@@ -247,11 +246,9 @@ def _cmd_gd(args) -> int:
     from . import state_evolution as se
 
     alphas = _alphas(args, args.channel, args.rho, args.T)
-    T = _REGISTRY[args.channel].T_MIN if args.T is None else args.T
-    T = max(T, 2) if args.channel == "softmax" else T
     rows = []
     for a in alphas:
-        data = model.generate(args.channel, float(a), args.rho, T, args.d, args.seed,
+        data = model.generate(args.channel, float(a), args.rho, args.T, args.d, args.seed,
                               base_seed=args.base_seed, **_cparams(args))
         t0 = time.perf_counter()
         res = gd.run(data, inits=args.inits, steps=args.steps, lr=args.lr, dtype=args.dtype,
@@ -259,7 +256,7 @@ def _cmd_gd(args) -> int:
         wall = time.perf_counter() - t0
         rows.append({"alpha": float(a), "d": args.d, "seed": args.seed, "n": data.n,
                      "error_gd": float(res.errors[0]), "error_agd": res.error,
-                     "SE": se.solve(args.channel, float(a), args.rho, T,
+                     "SE": se.solve(args.channel, float(a), args.rho, data.T,
                                     **_cparams(args)).error,
                      "final_loss": float(res.loss[-1].mean()), "seconds": round(wall, 2)})
     with _open_out(args) as out:

@@ -282,8 +282,24 @@ def _key(wildcards) -> tuple:
     return tuple(sorted((str(k), str(v)) for k, v in items))
 
 
+class _ChannelPoint:
+    """What a job knows of its channel: the file-name part and the keyword of its parameter."""
+
+    channel: str
+    param: float
+
+    @property
+    def cpar(self) -> str:
+        return cpar(self.channel, self.param)
+
+    @property
+    def channel_params(self) -> dict:
+        """Keywords of the library calls (``generate``, ``curve``) for the channel's parameter."""
+        return CHANNELS[self.channel].param_kwargs(self.param)
+
+
 @dataclass(frozen=True)
-class SEJob:
+class SEJob(_ChannelPoint):
     """One state-evolution curve: a channel at ``(T, param, rho, variant)`` over ``alphas``."""
 
     experiment: str
@@ -297,21 +313,11 @@ class SEJob:
     @property
     def wildcards(self) -> dict:
         return dict(experiment=self.experiment, channel=self.channel, T=str(self.T),
-                    cpar=cpar(self.channel, self.param), rho=ffmt(self.rho),
-                    variant=self.variant)
-
-    @property
-    def channel_params(self) -> dict:
-        """Keywords of :func:`aimlib.state_evolution.curve` for the channel's parameter."""
-        p = CHANNELS[self.channel].PARAM
-        return {p: self.param} if p else {}
-
-    def __getitem__(self, name):  # dict-style access, as the jobs used to be
-        return getattr(self, name)
+                    cpar=self.cpar, rho=ffmt(self.rho), variant=self.variant)
 
 
 @dataclass(frozen=True)
-class Group:
+class Group(_ChannelPoint):
     """One aggregate of a data stage: its fixed parameters, its alpha grid and seeds.  A data
     job runs one alpha of a group, every seed."""
 
@@ -327,20 +333,10 @@ class Group:
     seeds: tuple[int, ...]
 
     @property
-    def cpar(self) -> str:
-        return cpar(self.channel, self.param)
-
-    @property
     def wildcards(self) -> dict:
         """The group's file-name wildcards (a data job adds ``alpha``)."""
         return dict(experiment=self.experiment, channel=self.channel, variant=self.variant,
                     T=str(self.T), cpar=self.cpar, rho=ffmt(self.rho), d=str(self.d))
-
-    @property
-    def channel_params(self) -> dict:
-        """Keywords of :func:`aimlib.model.generate` for the channel's parameter."""
-        p = CHANNELS[self.channel].PARAM
-        return {p: self.param} if p else {}
 
     def jobs(self) -> list[dict]:
         """One dict per data job (alpha), with the group's fixed parameters and ``seeds``."""
@@ -555,16 +551,6 @@ def se_alphas(config: dict, experiment: str, rho: float, T: int,
     jobs = [j for j in plan(config).se_for(experiment)
             if j.rho == fnum(rho) and j.T == int(T) and channel in (None, j.channel)]
     return list(jobs[0].alphas)
-
-
-def amp_options(config: dict, experiment: str, d: int | None = None) -> dict:
-    """:meth:`Plan.amp_options` of a configuration."""
-    return Plan(config).amp_options(experiment, d)
-
-
-def gd_options(config: dict, experiment: str) -> dict:
-    """:meth:`Plan.gd_options` of a configuration."""
-    return Plan(config).gd_options(experiment)
 
 
 # --------------------------------------------------------------------------------------------

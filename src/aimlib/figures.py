@@ -90,11 +90,6 @@ def _inputs(inputs: Inputs, *kinds: str) -> list[list[xr.Dataset]]:
     return [list(inputs.get(k, ())) for k in kinds]
 
 
-def _alpha_bar(ds: xr.Dataset) -> np.ndarray:
-    """alpha_bar of an aggregate (its coordinate, the channel's rescaled sample ratio)."""
-    return ds["alpha_bar"].values
-
-
 def _new(style: dict):
     plt.rcParams.update({"font.size": style["font_size"], "axes.labelsize": style["font_size"] + 1,
                          "legend.fontsize": style["font_size"] - 1, "text.usetex": False,
@@ -113,7 +108,7 @@ def _off_axis(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=None
     y_hi = hi / 1.25 if log else hi - 0.02 * (hi - lo)
     for agg in aggs:
         color = color_of(agg) if color_of else rho_color(float(agg.attrs["rho"]), style)
-        xs = _alpha_bar(agg) if x == "alpha_bar" else agg[x].values
+        xs = agg[x].values
         m = agg["mean"].values
         for sel, y, shape in ((np.isfinite(m) & (m < lo), y_lo, "v"),
                               (np.isfinite(m) & (m > hi), y_hi, "^")):
@@ -160,7 +155,7 @@ def _amp_markers(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=N
     for agg in aggs:
         rho = float(agg.attrs["rho"])
         color = color_of(agg) if color_of else rho_color(rho, style)
-        xs = _alpha_bar(agg) if x == "alpha_bar" else agg[x].values
+        xs = agg[x].values
         lab = label(agg) if callable(label) else label
         ax.errorbar(xs, agg["mean"].values, yerr=agg["std"].values, fmt=marker, color=color,
                     ms=style["marker_size"], mfc=color if filled else "white",
@@ -279,7 +274,7 @@ def _softmax_panel(ax, curves, amp, gd, agd, s, key, color_of, tag, se_label):
                      label=lambda a: f"AMP {tag(a)}")
     for sets, marker, name in ((gd, "+", "GD"), (agd, "x", "AGD")):
         for g in sorted(sets, key=lambda a: a.attrs[key]):
-            ax.plot(_alpha_bar(g), g["mean"].values, marker, color=color_of(g),
+            ax.plot(g["alpha_bar"].values, g["mean"].values, marker, color=color_of(g),
                     ms=s["marker_size"] + 2, ls="none", label=f"{name} {tag(g)}")
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .channels import CHANNELS, Channel, Softmax
+from .channels import CHANNELS, Channel, Softmax, channel_class
 from .model import TeacherData, estimation_error, generate
 from .options import GDOptions
 from .progress import open_bar
@@ -252,7 +252,6 @@ def run_point(alpha: float, rho: float, T: int, d: int, seed: int, inits: int = 
               **opts) -> GDResult:
     """Draw teacher data of ``channel`` from a seed and run GD / AGD on it (the channel's own
     parameter, ``delta`` for the Gaussian channel, goes to the data)."""
-    param = CHANNELS[channel].PARAM if channel in CHANNELS else None
-    cparams = {param: opts.pop(param)} if param in opts and param != "beta" else {}
+    cparams, opts = channel_class(channel).split_params(opts)
     data = generate(channel, alpha, rho, T, d, seed, beta=beta, base_seed=base_seed, **cparams)
     return run(data, inits=inits, **opts)

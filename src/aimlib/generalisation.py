@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import prior
 from .channels import make_channel
 from .channels.base import NORMAL_RANGE, NORMAL_STEP, TestError, normal_rule
 from .options import CHUNK
+from .validation import check_rho
 
 __all__ = ["TestError", "Evaluation", "from_overlaps", "bayes", "evaluate", "normal_rule",
            "PREDICTORS", "NORMAL_STEP", "NORMAL_RANGE"]
@@ -52,7 +52,7 @@ def _channel(channel: str, T: int | None, beta: float, predictor: str, **params)
 
 
 def _check_overlaps(m: float, Q: float, rho: float, Q0: float | None = None) -> float:
-    Q0 = 1.0 + prior._check_rho(rho) if Q0 is None else float(Q0)
+    Q0 = 1.0 + check_rho(rho) if Q0 is None else float(Q0)
     if not Q > 0:
         raise ValueError(f"Q must be > 0, got Q={Q!r}")
     if not m * m <= Q * Q0 * (1 + 1e-12):

@@ -44,6 +44,7 @@ from numba import njit
 
 from . import prior
 from .channels.hardmax import _C, _hardmax_slopes
+from .validation import check_rho
 
 __all__ = ["MismatchedResult", "output_update", "input_update", "solve", "curve"]
 
@@ -230,7 +231,7 @@ def solve(alpha: float, rho: float, *, variant: str = "density", tol: float = 1e
     """
     if not alpha > 0:
         raise ValueError(f"alpha must be > 0, got alpha={alpha!r}")
-    rho = prior._check_rho(rho)
+    rho = check_rho(rho)
     Q0 = 1.0 + rho
     m, Q, V = rho, rho, 1.0
     hist = {"error": [], "m": [], "Q": [], "V": []}

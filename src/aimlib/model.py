@@ -135,7 +135,7 @@ class TeacherData:
     def ch(self) -> Channel:
         """The channel object (validated)."""
         cls = channel_class(self.channel)
-        return cls(T=self.T, **({cls.PARAM: self.param} if cls.PARAM else {}))
+        return cls(T=self.T, **cls.param_kwargs(self.param))
 
     @property
     def beta(self) -> float:
@@ -203,7 +203,7 @@ def generate(
     channel: str,
     alpha: float,
     rho: float,
-    T: int,
+    T: int | None,
     d: int,
     seed: int,
     beta: float = 1.0,
@@ -218,8 +218,8 @@ def generate(
         A name in :data:`aimlib.channels.CHANNELS`.
     alpha, rho : float
         Sample and width ratios, both ``> 0``.
-    T : int
-        Tokens per sample (hardmax: 2; Gaussian: from 1).
+    T : int or None
+        Tokens per sample (hardmax: 2; Gaussian: from 1); None: the channel's smallest.
     d : int
         Embedding dimension.
     seed : int
@@ -238,6 +238,7 @@ def generate(
     initialisations use 2 and fresh test samples 3), so any chunk is reproducible on its own.
     """
     ch = make_channel(channel, T=T, beta=beta, **params)
+    T = ch.T
     r, n = sizes(alpha, rho, d)
     check_seed(seed)
     ss = seed_sequence(base_seed, int(seed), channel, int(T), float(rho), int(d), float(alpha),

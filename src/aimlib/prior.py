@@ -60,7 +60,6 @@ _THETA_W = _DS_W
 _DELTA_INF = 1e12
 
 
-_check_rho = check_rho
 
 
 def mmse_slope(rho: float) -> float:
@@ -68,7 +67,7 @@ def mmse_slope(rho: float) -> float:
     ``rho <= 1``, else 1 -- the fraction of free parameters of ``S*`` (a symmetric matrix of rank
     ``rho d``), and so the noiseless perfect-recovery threshold ``alpha_bar_c`` of the softmax
     and Gaussian channels (docs/theory.md §2, §3)."""
-    rho = _check_rho(rho)
+    rho = check_rho(rho)
     return 2.0 * rho - rho * rho if rho <= 1.0 else 1.0
 
 
@@ -81,7 +80,7 @@ def _check_delta(delta: float) -> float:
 
 def second_moment(rho: float) -> float:
     """``Q0 = lim (1/d) Tr S*^2 = 1 + rho``."""
-    return 1.0 + _check_rho(rho)
+    return 1.0 + check_rho(rho)
 
 
 # --------------------------------------------------------------------------------------------
@@ -388,7 +387,7 @@ def support(delta: float, rho: float) -> np.ndarray:
     rho : float
         Width ratio ``r / d``, ``> 0``.
     """
-    rho = _check_rho(rho)
+    rho = check_rho(rho)
     delta = _check_delta(delta)
     if delta == 0.0:
         raise ValueError("delta must be > 0 for the support of mu_Delta")
@@ -397,7 +396,7 @@ def support(delta: float, rho: float) -> np.ndarray:
 
 def stieltjes(x: np.ndarray | float, delta: float, rho: float) -> np.ndarray:
     """Stieltjes transform ``g(x - i0+)`` of ``mu_Delta`` at real points (physical branch)."""
-    rho = _check_rho(rho)
+    rho = check_rho(rho)
     delta = _check_delta(delta)
     xs = np.atleast_1d(np.asarray(x, dtype=np.float64)).ravel()
     g = _g_on_axis(xs, delta, 1.0 / math.sqrt(rho), _THETA, _THETA_W)
@@ -411,7 +410,7 @@ def density(x: np.ndarray | float, delta: float, rho: float) -> np.ndarray:
 
 def mu3_integral(delta: float, rho: float) -> float:
     """``integral mu_Delta(x)^3 dx``."""
-    rho = _check_rho(rho)
+    rho = check_rho(rho)
     delta = _check_delta(delta)
     return float(_mu_moments(delta, 1.0 / math.sqrt(rho), _THETA, _THETA_W)[3])
 
@@ -431,7 +430,7 @@ def mmse(delta: float | np.ndarray, rho: float) -> float | np.ndarray:
     float or numpy.ndarray
         The MMSE, a float for scalar input.
     """
-    rho = _check_rho(rho)
+    rho = check_rho(rho)
     d = np.asarray(delta, dtype=np.float64)
     if np.any(np.isnan(d)) or np.any(d < 0):
         raise ValueError(f"delta must be >= 0, got delta={delta!r}")

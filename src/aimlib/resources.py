@@ -61,7 +61,6 @@ class Resources:
     runtime: int
 
 
-
 def _mb(nbytes: float) -> float:
     return nbytes / 1e6
 

@@ -25,7 +25,7 @@ from . import prior
 from .channels import Hardmax, Softmax, hardmax_second_moment, make_channel
 from .channels.softmax import perfect_recovery_alpha_bar
 from .options import SE_TOL
-from .validation import check_alpha
+from .validation import check_alpha, check_rho
 
 __all__ = [
     "FixedPointResult",
@@ -186,7 +186,6 @@ class SEResult:
         return abs(self.error - self.error_informed) > DISAGREE
 
 
-_check_alpha = check_alpha
 
 
 def alpha_bar(channel: str, alpha, rho: float, T: int | None = None, **params):
@@ -271,8 +270,8 @@ def solve(
     -------
     SEResult
     """
-    alpha = _check_alpha(alpha)
-    rho = prior._check_rho(rho)
+    alpha = check_alpha(alpha)
+    rho = check_rho(rho)
     ch = make_channel(channel, T=T, beta=beta, **params)
     unf = _solve_channel(ch, alpha, rho, rho, tol)
     inf = _solve_channel(ch, alpha, rho, _informed_start(rho), tol)
@@ -306,8 +305,8 @@ def curve(
     if a.size == 0:
         raise ValueError("alphas must not be empty")
     for v in a:
-        _check_alpha(v)
-    rho = prior._check_rho(rho)
+        check_alpha(v)
+    rho = check_rho(rho)
     ch = make_channel(channel, T=T, beta=beta, **params)
     Q0 = 1.0 + rho
     order = np.argsort(a, kind="stable")
@@ -367,7 +366,7 @@ def _results_dataset(results, a, ch, rho, beta, tol) -> xr.Dataset:
 def softmax_perfect_recovery_threshold(rho: float) -> float:
     """``alpha_bar_c = 2 rho - rho^2`` for ``rho <= 1`` and 1 for ``rho >= 1`` (the same
     ``alpha_bar_c`` for the noiseless Gaussian channel)."""
-    return perfect_recovery_alpha_bar(prior._check_rho(rho))
+    return perfect_recovery_alpha_bar(check_rho(rho))
 
 
 def perfect_recovery_threshold(channel: str, rho: float, T: int | None = None,
@@ -375,7 +374,7 @@ def perfect_recovery_threshold(channel: str, rho: float, T: int | None = None,
     """``alpha`` at which the Bayes-optimal error of ``channel`` reaches 0 (``None`` if it
     never does: hardmax, or the Gaussian channel with noise)."""
     return make_channel(channel, T=T, **params).perfect_recovery_threshold(
-        prior._check_rho(rho))
+        check_rho(rho))
 
 
 def small_width_threshold(variant: str = "exact") -> float:
@@ -462,6 +461,5 @@ def test_error(channel: str, alpha: float, rho: float, T: int | None = None, bet
     from . import generalisation
 
     res = solve(channel, alpha, rho, T, beta, **params)
-    params.pop("variant", None)
     return generalisation.bayes(channel, min(res.q, 1.0 + rho), rho, res.T, beta, predictor,
                                 **params).value

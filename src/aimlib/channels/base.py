@@ -146,6 +146,19 @@ class Channel:
         """Validate the channel's parameter (positive and finite unless overridden)."""
         return check_positive(value, cls.PARAM)
 
+    @classmethod
+    def param_kwargs(cls, value: float) -> dict:
+        """``{PARAM: value}``: the keyword that sets the channel's parameter (empty for a
+        channel without one)."""
+        return {cls.PARAM: value} if cls.PARAM else {}
+
+    @classmethod
+    def split_params(cls, kwargs: dict) -> tuple[dict, dict]:
+        """Split keyword arguments into the channel's parameter (other than ``beta``, which the
+        library functions take by name) and the rest."""
+        mine = {k: v for k, v in kwargs.items() if k == cls.PARAM and k != "beta"}
+        return mine, {k: v for k, v in kwargs.items() if k not in mine}
+
     @property
     def param_value(self) -> float:
         """The parameter's value (``PARAM_DEFAULT`` for a channel without one)."""
