@@ -112,3 +112,25 @@ def test_general_onsager_rejects_channels_without_slopes():
         amp.run(data, onsager="general")
     with pytest.raises(ValueError, match="onsager"):
         amp.run(data, onsager="bogus")
+
+
+def test_solve_returns_an_evaluated_fixed_point(monkeypatch):
+    """The returned (m, Q, V) is the map applied to the previous iterate, with the convergence
+    test on that step, never an Aitken jump nobody evaluated.  The SE map is replaced by a linear
+    contraction towards x* (rate 1/2), and the tolerance is first met on the iteration that
+    jumps (the 25th: after ACCEL_AFTER = 20, every ACCEL_EVERY = 5)."""
+    star, r = np.array([0.4, 0.5, 0.3]), 0.5
+    monkeypatch.setattr(mismatched, "output_update",
+                        lambda alpha, m, Q, V, rho, **kw: (m, Q, V))
+    monkeypatch.setattr(mismatched, "input_update",
+                        lambda a, q, mh, rho, **kw: tuple(star + r * (np.array([a, q, mh]) - star)))
+    # |m_t - m_{t-1}| + |Q_t - Q_{t-1}| = 0.1 r^(t-1) (1 - r) from (m, Q, V) = (0.5, 0.5, 1)
+    change = [0.1 * r ** (t - 1) * (1 - r) for t in range(1, 30)]
+    tol = 1.5 * change[24]
+    assert change[23] > tol
+    res = mismatched.solve(3.0, 0.5, tol=tol)
+    assert res.converged
+    assert res.history["jumped"][24] and not res.history["jumped"][-1]
+    h = res.history
+    prev = np.array([h["m"][-2], h["Q"][-2], h["V"][-2]])
+    np.testing.assert_allclose([res.m, res.Q, res.V], star + r * (prev - star), rtol=1e-14)

@@ -1,6 +1,8 @@
 """The attention-indexed model: normalisation, outputs, reproducibility, caches."""
 
+import errno
 import math
+import os
 
 import numpy as np
 import pytest
@@ -151,6 +153,36 @@ def test_corrupt_cache_is_named_and_moved_aside(tmp_path):
     with pytest.raises(CacheError, match="provenance"):
         read_cache(bare, quarantine=False)
     assert bare.exists()
+
+
+@pytest.mark.parametrize("code", [errno.EIO, errno.ENOSPC, errno.EACCES])
+def test_io_error_fails_without_quarantine(tmp_path, monkeypatch, code):
+    """A system I/O error while reading a good cache is not corruption: CacheError with the
+    system's message, and the file stays where it is; garbage is still quarantined."""
+    import xarray as xr
+
+    from aimlib import io
+    from aimlib.io import CORRUPT_SUFFIX, CacheError, read_cache, write_netcdf
+
+    good = tmp_path / "good.nc"
+    write_netcdf(xr.Dataset({"x": ("a", np.arange(3.0))}), good, config={"k": 1}, version="v")
+
+    def fail(path):
+        raise OSError(code, os.strerror(code), str(path))
+
+    monkeypatch.setattr(io, "read_netcdf", fail)
+    with pytest.raises(CacheError, match=rf"could not read cache .*good\.nc: \w*Error: "
+                                         rf"\[Errno {code}\] {os.strerror(code)}") as e:
+        read_cache(good)
+    assert "\n" not in str(e.value)
+    assert good.exists() and not (tmp_path / ("good.nc" + CORRUPT_SUFFIX)).exists()
+    monkeypatch.undo()
+    assert float(read_cache(good)["x"].sum()) == 3.0
+    junk = tmp_path / "junk.nc"
+    junk.write_bytes(b"not a netCDF file at all")
+    with pytest.raises(CacheError, match="it is not a netCDF file"):
+        read_cache(junk)
+    assert (tmp_path / ("junk.nc" + CORRUPT_SUFFIX)).exists()
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -72,9 +72,45 @@ def test_mmse_small_and_large_noise(rho):
     # The approach to the free-parameter fraction is O(sqrt(Delta)) at rho = 1 (hard edge).
     tol = 2e-3 if rho == 1.0 else 1e-5
     assert prior.mmse(1e-8, rho) / 1e-8 == pytest.approx(frac, rel=tol)
-    assert prior.mmse(1e6, rho) == pytest.approx(1.0, abs=1e-5)
     assert prior.mmse(math.inf, rho) == 1.0
     assert prior.mmse(0.0, rho) == 0.0
+    assert prior.mmse_large_delta(math.inf, rho) == 0.0
+
+
+def _series(delta, rho):
+    """Delta (1 - mmse) to O(Delta^-2) (docs/theory.md §2.3), written out independently."""
+    return 1 + (1 / rho - 1) / delta + (1 / rho**2 - 4 / rho + 1) / delta**2
+
+
+@pytest.mark.parametrize("rho", [0.1, 0.5, 2.0])
+@pytest.mark.parametrize("delta", [1e6, 1e8, 1e10, 1e12])
+def test_mmse_large_noise_series(rho, delta):
+    """Delta (1 - mmse) -> its series at every large Delta: within 1e-6, plus the float64
+    rounding of mmse itself (Delta * 2^-53: 1.1e-4 at 1e12); 1 - mmse without that rounding
+    from mmse_large_delta."""
+    m = prior.mmse(delta, rho)
+    assert abs(delta * (1.0 - m) - _series(delta, rho)) < 1e-6 + delta * 2.0**-53
+    assert delta * prior.mmse_large_delta(delta, rho) == pytest.approx(_series(delta, rho),
+                                                                       abs=1e-6)
+
+
+@pytest.mark.parametrize("rho", [0.1, 0.5, 2.0])
+def test_mmse_series_coefficients_match_quadrature(rho):
+    """The two coefficients of the series against the cubic's quadrature at Delta = 1000, where
+    it is accurate: the estimate of each is off by the next term only."""
+    delta = 1000.0
+    x = delta * (1.0 - prior.mmse(delta, rho))
+    c1, c2 = 1 / rho - 1, 1 / rho**2 - 4 / rho + 1
+    assert abs((x - 1) * delta - c1) < 2 * (abs(c2) + 1) / delta
+    assert abs(((x - 1) * delta - c1) * delta - c2) < 0.05 * (abs(c2) + 1)
+
+
+@pytest.mark.parametrize("rho", [0.1, 0.5, 2.0])
+def test_mmse_continuous_at_series_switch(rho):
+    switch = prior.LARGE_DELTA * max(1.0, 1.0 / rho)
+    below, above = prior.mmse(switch * (1 - 1e-9), rho), prior.mmse(switch * (1 + 1e-9), rho)
+    assert abs(below - above) < 2e-11
+    assert prior.mmse(switch * 0.5, rho) < below and above < prior.mmse(switch * 2.0, rho)
 
 
 def test_mmse_monotone_and_vectorised():

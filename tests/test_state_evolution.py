@@ -147,3 +147,40 @@ def test_bad_parameters_rejected(kw, match):
 def test_bad_curve_input_rejected():
     with pytest.raises(ValueError, match="alpha"):
         se.curve("softmax", [0.1, 0.0], 0.5)
+
+
+def test_non_finite_q_hat_is_not_a_converged_point(monkeypatch):
+    """A channel whose q_hat is NaN ends the solve with converged=False, stop reason "nan" and
+    a NaN error, never a number flagged converged (it used to be error 1.0, converged)."""
+    from aimlib.channels import Softmax
+
+    monkeypatch.setattr(Softmax, "q_hat", lambda self, alpha, q, V: math.nan)
+    res = se.solve("softmax", 0.1, 0.5, T=2)
+    assert not res.converged and res.stop_reason == "nan" and math.isnan(res.error)
+    assert not res.converged_informed and res.stop_reason_informed == "nan"
+    ds = se.curve("softmax", [0.05, 0.1], 0.5, T=2)
+    assert ds["converged"].values.tolist() == [0, 0]
+    assert np.isnan(ds["error"].values).all()
+    assert not se.usable(ds).any()
+    names = ds.attrs["stop_reasons"].split()
+    assert [names[c] for c in ds["stop_reason"].values] == ["nan", "nan"]
+    assert se.unconverged_points(ds)[0] == ("alpha=0.05 (uninformed start: nan; informed start: "
+                                           "not converged)")
+
+
+def test_fixed_point_reports_its_budget():
+    """A map that creeps (marginal fixed point) stops at max_iter with that reason."""
+    res = se.fixed_point(lambda q: q + 1e-3 * (1 - q) ** 2, 0.0, 0.0, 1.0,
+                                      tol=1e-14, max_iter=50)
+    assert not res.converged and res.stop_reason == "max_iter" and res.iterations >= 50
+
+
+def test_threshold_point_is_named_unconverged():
+    """At the softmax perfect-recovery threshold the SE fixed point is marginal: the point is
+    flagged (the paper preset's fig5 grid has it and sets allow_unconverged)."""
+    rho = 0.5
+    alpha = se.softmax_perfect_recovery_threshold(rho) / 4.0  # T = 2
+    ds = se.curve("softmax", [0.5 * alpha, alpha], rho, T=2)
+    assert ds["converged"].values.tolist() == [1, 0]
+    assert se.usable(ds).tolist() == [True, False]
+    assert se.unconverged_points(ds)[0].startswith(f"alpha={alpha:.6g} (uninformed")

@@ -167,3 +167,34 @@ def test_slope_fit_of_a_power_law():
     slope, err = _slope_fit(a, 0.1 * a**-2.0, 0.1 * a**-2.0 * np.array([0.1, 0.2]))
     assert slope == pytest.approx(-2.0, rel=1e-12)
     assert err == pytest.approx(np.hypot(0.1, 0.2) / np.log(2.0), rel=1e-12)
+
+
+UNCONVERGED = """seed: 1
+se: {tol: 1.0e-10}
+experiments:
+  fig5:
+    channel: softmax
+    T: 2
+    rho: 0.5
+    se: {alpha_bar: {values: [0.5, 0.75]}%s}
+"""
+
+
+def test_unconverged_se_point_fails_its_job_unless_allowed(workdir):
+    """alpha_bar = 0.75 is the softmax threshold at rho = 0.5, a marginal SE fixed point: the
+    job fails naming the point; with se.allow_unconverged the curve is cached, flagged."""
+    (workdir / "config" / "u.yaml").write_text(UNCONVERGED % "")
+    target = "data/se/fig5/softmax_T2_beta1.0_rho0.5_exact.nc"
+    res = _snakemake(workdir, target, "--cores", "1", "--configfile", "config/u.yaml")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "1 point(s) did not converge: alpha=0.1875 (uninformed start: max_iter; " in out, \
+        out[-3000:]
+    assert "experiments.fig5.se.allow_unconverged: true" in out
+    assert "Traceback" not in out
+    assert not (workdir / target).exists()
+    (workdir / "config" / "u.yaml").write_text(UNCONVERGED % ", allow_unconverged: true")
+    res = _snakemake(workdir, target, "--cores", "1", "--configfile", "config/u.yaml")
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    ds = xr.load_dataset(workdir / target)
+    assert ds["converged"].values.tolist() == [1, 0]

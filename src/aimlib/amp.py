@@ -196,14 +196,8 @@ def _rie_divergence(R: np.ndarray, delta: float, rho: float) -> tuple[np.ndarray
     ``R`` over the symmetric matrices: ``sum_k xi'(l_k) + sum_{k<l} (xi_k - xi_l)/(l_k - l_l)``."""
     d = R.shape[0]
     lam, U = np.linalg.eigh(0.5 * (R + R.T))
-    xi = prior.rie_eigenvalues(lam, delta, rho)
-    h = 1e-6 * max(1.0, float(np.max(np.abs(lam))))
-    dxi = (prior.rie_eigenvalues(lam + h, delta, rho)
-           - prior.rie_eigenvalues(lam - h, delta, rho)) / (2.0 * h)
-    dl = lam[:, None] - lam[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        quot = np.where(np.abs(dl) > 1e-12, (xi[:, None] - xi[None, :]) / dl,
-                        0.5 * (dxi[:, None] + dxi[None, :]))
+    xi, dxi = prior.rie_slopes(lam, delta, rho)
+    quot = prior.divided_differences(lam, xi, dxi)
     div = float(dxi.sum()) + 0.5 * float(quot.sum() - np.trace(quot))
     return (U * xi) @ U.T, 2.0 * delta * div / d**2
 

@@ -114,10 +114,11 @@ def _density_corner_integral() -> float:
     """``I_d = q lim_{V -> 0} E[sum w g^2]`` for the density g_out: the channel's 2-D integral
     over ``kappa`` with no Gaussian weight (the omega-density at the tie corner factored out),
     on the hardmax SE grid (step halving changes it by less than 1e-10)."""
-    from .channels.hardmax import HARDMAX_STEP, HARDMAX_TMAX, _gauss_sum, _hardmax_table
+    from .channels.hardmax import HARDMAX_STEP, HARDMAX_TMAX, hardmax_table
+    from .kernels import gauss_sum_2d
 
-    kappa, jac, table = _hardmax_table(True, 1.0, float(HARDMAX_STEP), float(HARDMAX_TMAX))
-    return _gauss_sum(kappa, jac, table, 0.0) / (math.pi * math.sqrt(8.0))
+    kappa, jac, table = hardmax_table(True, 1.0, float(HARDMAX_STEP), float(HARDMAX_TMAX))
+    return gauss_sum_2d(kappa, jac, table, 0.0)[0] / (math.pi * math.sqrt(8.0))
 
 
 def hardmax_channel_limit(q: float, variant: str = "exact") -> float:

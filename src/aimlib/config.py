@@ -422,6 +422,13 @@ class Plan:
     def se_tol(self) -> float:
         return float(self.config.get("se", {}).get("tol", SE_TOL))
 
+    def allow_unconverged(self, experiment: str) -> bool:
+        """Whether an SE curve of ``experiment`` may be cached with unconverged points
+        (``experiments.<name>.se.allow_unconverged``, else the top-level ``se`` block's; default
+        false: the job fails and names them)."""
+        top = bool(self.config.get("se", {}).get("allow_unconverged", False))
+        return bool(self.exp(experiment).get("se", {}).get("allow_unconverged", top))
+
     def amp_options(self, experiment: str, d: int | None = None) -> dict:
         """AMP options (:class:`aimlib.options.AMPOptions`) of an experiment; with ``d``,
         ``dtype: auto`` resolved to the precision used at that size."""

@@ -134,6 +134,23 @@ def _fmt_rho(rho: float) -> str:
     return f"{rho:g}"
 
 
+def _se_plot(ax, xs, ds: xr.Dataset, y=None, **kw):
+    """An SE curve as a line through its usable points (:func:`aimlib.state_evolution.usable`:
+    converged, finite) and a hollow circle at each point that did not converge, so that no such
+    point passes for a result.  ``y`` defaults to ``ds["error"]``; returns the line."""
+    from .state_evolution import usable
+
+    y = np.asarray(ds["error"].values if y is None else y, dtype=float)
+    xs = np.asarray(xs, dtype=float)
+    ok = usable(ds)
+    (line,) = ax.plot(xs, np.where(ok, y, np.nan), **kw)
+    bad = ~ok & np.isfinite(y)
+    if bad.any():
+        ax.plot(xs[bad], y[bad], "o", mfc="white", mec=line.get_color(), ms=4.0, ls="none",
+                zorder=6, label="SE not converged" if kw.get("label") else None)
+    return line
+
+
 def _se_lines(ax, curves: Sequence[xr.Dataset], x: str, style: dict, label_fmt=None,
               color_of=None):
     """Draw SE curves; where the informed start disagrees, draw its branch dashed."""
@@ -142,7 +159,7 @@ def _se_lines(ax, curves: Sequence[xr.Dataset], x: str, style: dict, label_fmt=N
         color = color_of(ds) if color_of else rho_color(rho, style)
         xs = ds[x].values if x in ds.coords or x in ds else ds["alpha"].values
         label = label_fmt(ds) if label_fmt else rf"$\rho={_fmt_rho(rho)}$"
-        ax.plot(xs, ds["error"].values, color=color, lw=style["line_width"], label=label)
+        _se_plot(ax, xs, ds, color=color, lw=style["line_width"], label=label)
         dis = ds["disagree"].values.astype(bool)
         if dis.any():
             ax.plot(np.where(dis, xs, np.nan), np.where(dis, ds["error_informed"].values, np.nan),
@@ -170,8 +187,8 @@ def _paper_curves(ax, curves: Sequence[xr.Dataset], x: str, style: dict):
     paper = [c for c in curves if c.attrs.get("variant", "exact") == "density"]
     for ds in paper:
         xs = ds[x].values if x in ds.coords or x in ds else ds["alpha"].values
-        ax.plot(xs, ds["error"].values, color=rho_color(float(ds.attrs["rho"]), style),
-                lw=0.6 * style["line_width"], ls=(0, (3, 2)), alpha=0.9)
+        _se_plot(ax, xs, ds, color=rho_color(float(ds.attrs["rho"]), style),
+                 lw=0.6 * style["line_width"], ls=(0, (3, 2)), alpha=0.9)
     if paper:
         ax.plot([], [], color="0.4", lw=0.6 * style["line_width"], ls=(0, (3, 2)),
                 label=r"as published (density $g_{out}$)")
@@ -205,8 +222,8 @@ def fig1b(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None 
     fig, ax = _new(s)
     curves = _paper_curves(ax, curves, "alpha_bar", s)
     _se_lines(ax, curves, "alpha_bar", s)
-    ax.plot(limit["alpha_bar"].values, limit["error"].values, color="black", ls="--",
-            lw=s["line_width"], label=r"$\rho \to 0$")
+    _se_plot(ax, limit["alpha_bar"].values, limit, color="black", ls="--",
+             lw=s["line_width"], label=r"$\rho \to 0$")
     thr = float(limit.attrs["threshold"])
     ax.axvline(thr, color="gray", ls=":", lw=1.0)
     ax.annotate(rf"$\bar\alpha_c \approx {thr:.4f}$", xy=(thr, 0.05), xytext=(4, 0),
@@ -247,8 +264,8 @@ def fig5(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     styles = ["-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1))]
     for i, ds in enumerate(sorted(curves, key=lambda c: int(c.attrs["T"]))):
         T = int(ds.attrs["T"])
-        ax.plot(ds["alpha_bar"].values, ds["error"].values, color=T_color(T),
-                ls=styles[i % len(styles)], lw=s["line_width"], label=rf"$T={T}$")
+        _se_plot(ax, ds["alpha_bar"].values, ds, color=T_color(T),
+                 ls=styles[i % len(styles)], lw=s["line_width"], label=rf"$T={T}$")
     rho = float(curves[0].attrs["rho"])
     thr = perfect_recovery_alpha_bar(rho)
     ax.axvline(thr, color="gray", ls=":", lw=1.0)
@@ -265,8 +282,8 @@ def fig5(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
 def _softmax_panel(ax, curves, amp, gd, agd, s, key, color_of, tag, se_label):
     """SE line (beta- and T-free), AMP markers, GD (+) and AGD (x), one colour per ``key``."""
     for ds in curves:
-        ax.plot(ds["alpha_bar"].values, ds["error"].values, color="black", lw=s["line_width"],
-                label=se_label)
+        _se_plot(ax, ds["alpha_bar"].values, ds, color="black", lw=s["line_width"],
+                 label=se_label)
     shapes = "osD^v<>"
     for i, agg in enumerate(sorted(amp, key=lambda a: a.attrs[key])):
         _amp_markers(ax, [agg], "alpha_bar", s, color_of=color_of,
@@ -341,8 +358,8 @@ def fig6(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     order = ("exact", "density", "mismatched")
     for ds in sorted(curves, key=lambda c: order.index(c.attrs["variant"])):
         v = ds.attrs["variant"]
-        ax.plot(ds["alpha"].values, ds["error"].values, color=col[v], lw=s["line_width"],
-                ls=ls[v], label=se_name[v])
+        _se_plot(ax, ds["alpha"].values, ds, color=col[v], lw=s["line_width"],
+                 ls=ls[v], label=se_name[v])
     for agg in sorted(amp, key=lambda c: c.attrs["variant"] != "exact"):
         v = agg.attrs["variant"]
         _amp_markers(ax, [agg], "alpha", s, color_of=lambda a, v=v: col[v],
@@ -395,8 +412,8 @@ def fig7(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
         a, e = ds["alpha"].values, ds["error"].values
         color = rho_color(rho, s)
         lab = rf"SE $\rho={_fmt_rho(rho)}$" + ("" if v == "exact" else r", density (paper)")
-        ax.plot(a, e, color=color, lw=s["line_width"], ls=ls[v], label=lab)
-        bx.plot(a, a * a * e, color=color, lw=s["line_width"], ls=ls[v])
+        _se_plot(ax, a, ds, color=color, lw=s["line_width"], ls=ls[v], label=lab)
+        _se_plot(bx, a, ds, a * a * e, color=color, lw=s["line_width"], ls=ls[v])
         law = large_alpha("hardmax", rho, variant=v)
         big = a >= 1.0
         ax.plot(a[big], law.error(a[big]), color="0.45", lw=0.8, ls=(0, (4, 3)), zorder=1)
@@ -455,8 +472,9 @@ def fig8(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
             a, q = ds["alpha"].values, np.minimum(ds["q"].values, 1.0 + rho)
             for pred, ls, lab in (("bayes", "-", "SE, Bayes predictor"),
                                   ("plugin", "--", "SE, plug-in predictor")):
-                te = [bayes(ch, float(qi), rho, T, beta, pred).value for qi in q]
-                ax.plot(a, te, color="black", ls=ls, lw=s["line_width"], label=lab)
+                te = [bayes(ch, float(qi), rho, T, beta, pred).value if np.isfinite(qi)
+                      else np.nan for qi in q]
+                _se_plot(ax, a, ds, te, color="black", ls=ls, lw=s["line_width"], label=lab)
         for kind, aggs in (("amp", amp), ("gd", gd), ("agd", agd)):
             for agg in (g for g in aggs if g.attrs["channel"] == ch):
                 if "test_error_mean" not in agg:
@@ -512,8 +530,8 @@ def _fig3_alpha_panel(ax, channel, tag, curves, amp, agd, s, dcol) -> None:
     rho = float(curves[0].attrs["rho"]) if curves else float("nan")
     for ds in curves:
         if ds.attrs["channel"] == channel:
-            ax.plot(ds["alpha"].values, ds["error"].values, color="black",
-                    lw=s["line_width"], label=r"SE ($d\to\infty$)", zorder=5)
+            _se_plot(ax, ds["alpha"].values, ds, color="black",
+                     lw=s["line_width"], label=r"SE ($d\to\infty$)", zorder=5)
     mine = sorted((a for a in amp if a.attrs["channel"] == channel),
                   key=lambda a: int(a.attrs["d"]))
     _amp_markers(ax, mine, "alpha", s, color_of=dcol, label=lambda a: rf"AMP $d={a.attrs['d']}$")
@@ -622,8 +640,8 @@ def fig9(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
 
         for ds in mine(curves):
             T, rho = int(ds.attrs["T"]), float(ds.attrs["rho"])
-            ax.plot(ds["alpha"].values, ds["error"].values, color=tcol(ds), lw=s["line_width"],
-                    label=rf"SE $T={T}$")
+            _se_plot(ax, ds["alpha"].values, ds, color=tcol(ds), lw=s["line_width"],
+                     label=rf"SE $T={T}$")
             thr = ds.attrs.get("perfect_recovery_alpha")
             if thr is not None:
                 ax.axvline(float(thr), color=tcol(ds), ls=":", lw=0.9)

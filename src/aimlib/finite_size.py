@@ -119,13 +119,19 @@ def extrapolate(d: Sequence[float], mean: Sequence[float], sem: Sequence[float],
 
 
 def _se_at(curves: Sequence[xr.Dataset], channel: str, alpha: float) -> float:
+    """SE error of ``channel`` at ``alpha`` (interpolated between usable points); NaN where the
+    SE point did not converge, so that no fit uses it."""
+    from .state_evolution import usable
+
     for c in curves:
         if c.attrs["channel"] == channel and c.attrs.get("variant", "exact") == "exact":
             a = c["alpha"].values
+            err = np.where(usable(c), c["error"].values, np.nan)
             i = int(np.argmin(np.abs(a - alpha)))
             if abs(a[i] - alpha) <= 1e-9 * max(alpha, 1.0):
-                return float(c["error"].values[i])
-            return float(np.interp(alpha, a, c["error"].values))
+                return float(err[i])
+            ok = np.isfinite(err)
+            return float(np.interp(alpha, a[ok], err[ok])) if ok.sum() >= 2 else math.nan
     raise ValueError(f"no SE curve for channel {channel!r}")
 
 

@@ -190,23 +190,52 @@ class CacheError(RuntimeError):
 CORRUPT_SUFFIX = ".corrupt"
 
 
+#: The first bytes of a netCDF file: classic (CDF 1, 2, 5) or netCDF-4 (HDF5).
+NETCDF_MAGIC = (b"CDF\x01", b"CDF\x02", b"CDF\x05", b"\x89HDF\r\n\x1a\n")
+
+
+def _io_error(path: Path, e: OSError) -> CacheError:
+    """A system I/O error reading a cache: the file is left where it is."""
+    return CacheError(f"could not read cache {path}: {type(e).__name__}: {e}; the file is left "
+                      "in place (an I/O problem, not a corrupt file as far as aimlib can tell): "
+                      "fix the cause and run again")
+
+
 def read_cache(path: str | os.PathLike, *, quarantine: bool = True) -> xr.Dataset:
     """Read a workflow cache, checking that it opens and carries its provenance.
 
-    A file that does not open (truncated, not netCDF) or lacks the ``config`` and
-    ``code_version`` attributes every workflow cache is written with raises :class:`CacheError`
-    with one line naming it; with ``quarantine`` (the default) it is first renamed to
-    ``<path>.corrupt`` and the message says how to remake it and everything downstream
-    (Snakemake's ``--forcerun <path>``: a missing intermediate file alone is not remade while the
-    figures that use it are present).
+    Only corruption quarantines a file: one that does not start like a netCDF file, that the
+    netCDF library cannot parse, that lacks the ``config`` and ``code_version`` attributes every
+    workflow cache is written with.  It raises :class:`CacheError` with one line naming it; with
+    ``quarantine`` (the default) it is first renamed to ``<path>.corrupt`` and the message says
+    how to remake it and everything downstream (Snakemake's ``--forcerun <path>``: a missing
+    intermediate file alone is not remade while the figures that use it are present).
+
+    A system error (an ``OSError`` with a positive ``errno``: EIO, ENOSPC, EACCES, a network
+    file system's hiccup; netCDF's own parse errors carry negative codes) is no verdict on the
+    file: it raises :class:`CacheError` with the system's message and leaves the file in place.
     """
     path = Path(path)
     try:
-        ds = read_netcdf(path)
-        problem = None if {"config", "code_version"} <= set(ds.attrs) else \
-            "it lacks the provenance attributes (config, code_version)"
-    except Exception as e:  # netCDF4/HDF5 raise OSError, KeyError, ValueError, RuntimeError
-        ds, problem = None, f"it does not open ({type(e).__name__}: {str(e).splitlines()[0]})"
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError as e:
+        raise _io_error(path, e) from None
+    problem = None
+    ds = None
+    if not any(head.startswith(m) for m in NETCDF_MAGIC):
+        problem = f"it is not a netCDF file (starts with {head[:4]!r})"
+    else:
+        try:
+            ds = read_netcdf(path)
+        except OSError as e:
+            if e.errno is not None and e.errno > 0:
+                raise _io_error(path, e) from None
+            problem = f"it does not open ({type(e).__name__}: {str(e).splitlines()[0]})"
+        except (KeyError, ValueError, RuntimeError, IndexError, TypeError) as e:
+            problem = f"it does not open ({type(e).__name__}: {str(e).splitlines()[0]})"
+        if ds is not None and not {"config", "code_version"} <= set(ds.attrs):
+            problem = "it lacks the provenance attributes (config, code_version)"
     if problem is None:
         return ds
     if quarantine and path.exists():

@@ -15,7 +15,12 @@ from pathlib import Path
 
 from .io import CacheError
 
-__all__ = ["job_log", "resolved_config", "warm_numba_cache", "progress_bar"]
+__all__ = ["JobFailure", "job_log", "resolved_config", "warm_numba_cache", "progress_bar"]
+
+
+class JobFailure(RuntimeError):
+    """A job's result is not fit to be cached (e.g. SE points that did not converge); the
+    message says which and what to do, and is printed as one line, without a traceback."""
 
 
 @contextlib.contextmanager
@@ -77,7 +82,7 @@ def _job_log(path: str | None, name: str) -> Iterator[logging.Logger]:
         try:
             yield log
             log.info("done in %.2f s", time.perf_counter() - t0)
-        except CacheError as e:  # one line, no traceback: the message says what to do
+        except (CacheError, JobFailure) as e:  # one line, no traceback: it says what to do
             log.error("%s", e)
             print(f"aimlib: {e}", file=old_err)
             raise SystemExit(1) from None

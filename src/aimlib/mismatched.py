@@ -44,6 +44,7 @@ from numba import njit
 
 from . import prior
 from .channels.hardmax import _C, _hardmax_slopes
+from .kernels import GAUSS_CUTOFF, gauss_sum_2d
 from .validation import check_rho
 
 __all__ = ["MismatchedResult", "output_update", "input_update", "solve", "curve"]
@@ -98,21 +99,26 @@ def _pattern_sums(u1, u2, sigma, r, sigma_t, density):
 
 
 @njit(cache=True)
-def _output_grid(u, jac, Q, sigma, r, sigma_t, density):
+def _output_table(u, lam, sigma, r, sigma_t, density):
+    """:func:`_pattern_sums` on the grid, shape ``(n, n, 3)``, where the Gaussian weight of
+    :func:`aimlib.kernels.gauss_sum_2d` is not cut off (elsewhere 0: it is never read)."""
     n = u.shape[0]
-    out = np.zeros(3)
-    lam = 1.0 / (16.0 * Q)
+    out = np.zeros((n, n, 3))
     for i in range(n):
         for j in range(n):
             e = lam * (3.0 * u[i] * u[i] - 2.0 * u[i] * u[j] + 3.0 * u[j] * u[j])
-            if e > 700.0:
-                continue
-            wgt = jac[i] * jac[j] * math.exp(-e)
-            a, b, c = _pattern_sums(u[i], u[j], sigma, r, sigma_t, density)
-            out[0] += wgt * a
-            out[1] += wgt * b
-            out[2] += wgt * c
-    return out / (2.0 * math.pi * Q * math.sqrt(8.0))
+            if e < GAUSS_CUTOFF:
+                a, b, c = _pattern_sums(u[i], u[j], sigma, r, sigma_t, density)
+                out[i, j, 0] = a
+                out[i, j, 1] = b
+                out[i, j, 2] = c
+    return out
+
+
+def _output_grid(u, jac, Q, sigma, r, sigma_t, density):
+    lam = 1.0 / (16.0 * Q)
+    table = _output_table(u, lam, sigma, r, sigma_t, density)
+    return gauss_sum_2d(u, jac, table, lam) / (2.0 * math.pi * Q * math.sqrt(8.0))
 
 
 def output_update(alpha: float, m: float, Q: float, V: float, rho: float, *,
@@ -177,14 +183,8 @@ def input_update(a_hat: float, q_hat: float, m_hat: float, rho: float, *,
     Q = float(np.sum(w * F * F))
     m = float(np.sum(w * F * xi_star))
     x2, w2 = _nodes(d_eff, rho, max(nodes // 4, 50))
-    F2 = prior.rie_eigenvalues(mu * x2, d_alg, rho)
-    h = 1e-6 * max(1.0, float(np.max(np.abs(mu * x2))))
-    dF = (prior.rie_eigenvalues(mu * x2 + h, d_alg, rho)
-          - prior.rie_eigenvalues(mu * x2 - h, d_alg, rho)) / (2.0 * h)
-    dx = mu * (x2[:, None] - x2[None, :])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        quot = np.where(np.abs(dx) > 1e-12, (F2[:, None] - F2[None, :]) / dx,
-                        0.5 * (dF[:, None] + dF[None, :]))
+    F2, dF = prior.rie_slopes(mu * x2, d_alg, rho)
+    quot = prior.divided_differences(mu * x2, F2, dF)
     V = d_alg * float(w2 @ quot @ w2)
     return m, Q, V
 
@@ -203,9 +203,11 @@ class MismatchedResult:
         Output-side precision, noise power and gain.
     iterations : int
     converged : bool
-        ``|m_{t+1} - m_t| + |Q_{t+1} - Q_t| < tol``.
+        ``|m_{t+1} - m_t| + |Q_{t+1} - Q_t| < tol`` on an evaluated step: the returned
+        ``(m, Q, V)`` is the map applied to the previous iterate, never an Aitken jump.
     history : dict
-        ``error``, ``m``, ``Q``, ``V`` per iteration.
+        ``error``, ``m``, ``Q``, ``V`` per iteration (after any jump), the evaluated step's
+        ``change`` and whether the iteration ended with an Aitken jump (``jumped``).
     """
 
     error: float
@@ -234,7 +236,7 @@ def solve(alpha: float, rho: float, *, variant: str = "density", tol: float = 1e
     rho = check_rho(rho)
     Q0 = 1.0 + rho
     m, Q, V = rho, rho, 1.0
-    hist = {"error": [], "m": [], "Q": [], "V": []}
+    hist = {"error": [], "m": [], "Q": [], "V": [], "change": [], "jumped": []}
     converged = False
     prev_step = prev2_step = None
     a = q = mh = math.nan
@@ -245,9 +247,11 @@ def solve(alpha: float, rho: float, *, variant: str = "density", tol: float = 1e
         m1 = damping * m + (1 - damping) * m1
         Q1 = damping * Q + (1 - damping) * Q1
         V1 = damping * V + (1 - damping) * V1
+        # the change of this evaluated step: the convergence test (a jump below is not one)
         change = abs(m1 - m) + abs(Q1 - Q)
         step = np.array([m1 - m, Q1 - Q, V1 - V])
         m, Q, V = m1, Q1, V1
+        jumped = False
         # Slow linear convergence at large alpha: once the steps shrink by a steady ratio r
         # (the same over the last two steps, within 1 %), jump to the limit of the geometric
         # series (vector Aitken), every ACCEL_EVERY steps.
@@ -263,11 +267,14 @@ def solve(alpha: float, rho: float, *, variant: str = "density", tol: float = 1e
                 if m2 > 0 and Q2 > 0 and V2 > 0 and m2 * m2 < Q2 * Q0:
                     m, Q, V = m2, Q2, V2
                     step = None  # the next ratio must not straddle the jump
+                    jumped = True
         prev2_step = prev_step
         prev_step = step
-        for k, v in (("error", Q0 - 2 * m + Q), ("m", m), ("Q", Q), ("V", V)):
+        for k, v in (("error", Q0 - 2 * m + Q), ("m", m), ("Q", Q), ("V", V),
+                     ("change", change), ("jumped", jumped)):
             hist[k].append(v)
-        if change < tol:
+        # A jumped-to point has not been evaluated: the next iteration tests it.
+        if change < tol and not jumped:
             converged = True
             break
     hist = {k: np.asarray(v) for k, v in hist.items()}

@@ -35,7 +35,10 @@ __all__ = [
     "stieltjes",
     "mu3_integral",
     "mmse",
+    "mmse_large_delta",
     "rie_eigenvalues",
+    "rie_slopes",
+    "divided_differences",
     "rie",
 ]
 
@@ -55,9 +58,12 @@ _DS_W = DE_STEP * 0.5 * math.pi * np.cosh(_tau) / np.cosh(_u) ** 2
 _THETA = _DS_E
 _THETA_W = _DS_W
 
-#: At and above this noise level (and for Delta = inf) the MMSE is the prior variance, 1
-#: (the exact value differs from 1 by O(1/Delta) < 1e-12); below it, it comes from the cubic.
-_DELTA_INF = 1e12
+#: Above ``LARGE_DELTA * max(1, 1/rho)`` the MMSE comes from its large-noise series
+#: (:func:`mmse_large_delta`, docs/theory.md §2.3); below, from the cubic.  ``mmse = Delta -
+#: Delta^2 Phi*`` cancels ``log10(Delta)`` digits, so the quadrature loses accuracy as Delta
+#: grows (1e-12 absolute at 1e4, 1e-9 at 1e7), while the series' first omitted term,
+#: about ``(rho Delta)^-3 / Delta``, is below 1e-14 from this point on.
+LARGE_DELTA = 3e3
 
 
 
@@ -415,8 +421,31 @@ def mu3_integral(delta: float, rho: float) -> float:
     return float(_mu_moments(delta, 1.0 / math.sqrt(rho), _THETA, _THETA_W)[3])
 
 
+def mmse_large_delta(delta: float | np.ndarray, rho: float) -> float | np.ndarray:
+    """Large-noise series of the prior's information gain ``1 - mmse`` (docs/theory.md §2.3):
+
+        Delta (1 - mmse(Delta)) = 1 + (1/rho - 1) / Delta + (1/rho^2 - 4/rho + 1) / Delta^2
+                                  + O(Delta^-3),
+
+    from ``mmse = Delta - Delta^2 Phi*(mu_Delta)`` and the expansion of the free Fisher
+    information in the free cumulants ``kappa_2 = 1 + Delta``, ``kappa_n = rho^(1 - n/2)``.
+    Returns ``1 - mmse`` (without the cancellation of forming ``mmse`` first; ``inf`` gives 0).
+    """
+    rho = check_rho(rho)
+    d = np.asarray(delta, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        x = 1.0 / d
+    k = 1.0 / rho
+    out = x * (1.0 + x * ((k - 1.0) + x * (k * k - 4.0 * k + 1.0)))
+    return float(out) if out.ndim == 0 else out
+
+
 def mmse(delta: float | np.ndarray, rho: float) -> float | np.ndarray:
     """Prior MMSE ``(1/d) E||E[S*|Y] - S*||_F^2`` at noise variance ``delta``.
+
+    Below ``LARGE_DELTA max(1, 1/rho)`` from the cubic (docs/theory.md §2), above it from the
+    large-noise series :func:`mmse_large_delta` (§2.3), so ``Delta (1 - mmse)`` stays accurate
+    up to ``Delta = inf``.
 
     Parameters
     ----------
@@ -435,10 +464,12 @@ def mmse(delta: float | np.ndarray, rho: float) -> float | np.ndarray:
     if np.any(np.isnan(d)) or np.any(d < 0):
         raise ValueError(f"delta must be >= 0, got delta={delta!r}")
     flat = d.ravel()
-    out = np.ones_like(flat)
-    finite = flat < _DELTA_INF
-    if np.any(finite):
-        out[finite] = _mmse_many(flat[finite], 1.0 / math.sqrt(rho), _THETA, _THETA_W)
+    out = np.empty_like(flat)
+    small = flat < LARGE_DELTA * max(1.0, 1.0 / rho)
+    if np.any(small):
+        out[small] = _mmse_many(flat[small], 1.0 / math.sqrt(rho), _THETA, _THETA_W)
+    if not np.all(small):
+        out[~small] = 1.0 - mmse_large_delta(flat[~small], rho)
     out = np.clip(out, 0.0, 1.0)
     if d.ndim == 0:
         return float(out[0])
@@ -477,6 +508,26 @@ def rie_eigenvalues(eigs: np.ndarray, delta: float, rho: float,
         gap = (c > a) & (c < b)
         c = np.where(gap, np.where(c - a < b - c, a, b), c)
     return c - 2.0 * delta * stieltjes(c, delta, rho).real + (eigs - c)
+
+
+def rie_slopes(eigs: np.ndarray, delta: float, rho: float) -> tuple[np.ndarray, np.ndarray]:
+    """The RIE shrinkage ``xi(l)`` at ``eigs`` and its slope ``xi'(l)`` (central difference, step
+    ``1e-6 max(1, max |l|)``): what the divergence of the denoiser is built from."""
+    eigs = np.asarray(eigs, dtype=np.float64)
+    xi = rie_eigenvalues(eigs, delta, rho)
+    h = 1e-6 * max(1.0, float(np.max(np.abs(eigs))))
+    dxi = (rie_eigenvalues(eigs + h, delta, rho) - rie_eigenvalues(eigs - h, delta, rho)) / (2 * h)
+    return xi, dxi
+
+
+def divided_differences(x: np.ndarray, f: np.ndarray, df: np.ndarray) -> np.ndarray:
+    """``(f_k - f_l) / (x_k - x_l)``, with ``(df_k + df_l) / 2`` where ``x_k = x_l``: the kernel of
+    the divergence of a spectral function ``F(Y) = sum_k f(l_k) u_k u_k^T`` over the symmetric
+    matrices, ``sum_k f'(l_k) + sum_{k<l} (f_k - f_l) / (l_k - l_l)`` (docs/theory.md §4, §8)."""
+    dx = x[:, None] - x[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.abs(dx) > 1e-12, (f[:, None] - f[None, :]) / dx,
+                        0.5 * (df[:, None] + df[None, :]))
 
 
 def rie(Y: np.ndarray, delta: float, rho: float) -> np.ndarray:

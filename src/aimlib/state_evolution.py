@@ -28,6 +28,9 @@ from .options import SE_TOL
 from .validation import check_alpha, check_rho
 
 __all__ = [
+    "SE_STOP_REASONS",
+    "unconverged_points",
+    "usable",
     "FixedPointResult",
     "SEResult",
     "fixed_point",
@@ -50,14 +53,26 @@ INFORMED_V = 1e-6
 DISAGREE = 1e-6
 
 
+#: Why a fixed-point solve stopped (``FixedPointResult.stop_reason``; the ``stop_reason`` codes
+#: of an SE curve index this tuple): the tolerance was met, the evaluation budget was spent, or
+#: the map returned a non-finite value (a channel's ``q_hat`` or the prior's MMSE failed).
+SE_STOP_REASONS = ("converged", "max_iter", "nan")
+
+
 @dataclass(frozen=True)
 class FixedPointResult:
-    """Result of :func:`fixed_point`: the fixed point, work done, and whether it converged."""
+    """Result of :func:`fixed_point`: the fixed point, work done, whether it converged, and why
+    it stopped (one of :data:`SE_STOP_REASONS`; ``q`` is NaN after ``"nan"``)."""
 
     q: float
     iterations: int
     converged: bool
     residual: float
+    stop_reason: str = "converged"
+
+
+class _NonFinite(Exception):
+    """The map returned a non-finite value."""
 
 
 def fixed_point(
@@ -97,33 +112,47 @@ def fixed_point(
     def resid(x: float) -> float:
         nonlocal evals
         evals += 1
-        return F(x) - x
+        r = F(x) - x
+        if not math.isfinite(r):
+            raise _NonFinite
+        return r
+
+    try:
+        return _iterate(resid, lambda: evals, q0, lo, hi, tol, max_iter)
+    except _NonFinite:
+        return FixedPointResult(math.nan, evals, False, math.nan, "nan")
+
+
+def _iterate(resid, evaluations, q0, lo, hi, tol, max_iter) -> FixedPointResult:
+    """The iteration of :func:`fixed_point` on the residual ``F(q) - q``."""
 
     def bracket(a: float, b: float) -> FixedPointResult:
         a, b = min(a, b), max(a, b)
         if b - a < tol:
-            return FixedPointResult(0.5 * (a + b), evals, True, b - a)
+            return FixedPointResult(0.5 * (a + b), evaluations(), True, b - a)
         root, info = brentq(resid, a, b, xtol=0.01 * tol, rtol=4 * np.finfo(float).eps,
-                            maxiter=max(10, max_iter - evals), full_output=True, disp=False)
+                            maxiter=max(10, max_iter - evaluations()), full_output=True, disp=False)
         res = abs(resid(root))
-        return FixedPointResult(float(root), evals, bool(info.converged and res < 10 * tol), res)
+        ok = bool(info.converged and res < 10 * tol)
+        return FixedPointResult(float(root), evaluations(), ok, res,
+                                "converged" if ok else "max_iter")
 
     x = min(max(float(q0), lo), hi)
     r = resid(x)
     r_prev = math.nan
     hist: list[float] = [x]
-    while evals < max_iter:
+    while evaluations() < max_iter:
         if r == 0.0:
-            return FixedPointResult(x, evals, True, 0.0)
+            return FixedPointResult(x, evaluations(), True, 0.0)
         lam = r / r_prev if r_prev == r_prev and r_prev != 0.0 else math.nan
         if abs(r) < tol and 0.0 <= lam < 1.0 and abs(r) * lam / (1.0 - lam) < tol:
-            return FixedPointResult(x + r, evals, True, abs(r))
+            return FixedPointResult(x + r, evaluations(), True, abs(r))
         sgn = 1.0 if r > 0 else -1.0
         y = min(max(x + r, lo), hi)
         hist.append(y)
         ry = resid(y)
         if ry == 0.0:
-            return FixedPointResult(y, evals, True, 0.0)
+            return FixedPointResult(y, evaluations(), True, 0.0)
         if math.copysign(1.0, ry) != sgn:
             return bracket(x, y)  # the fixed point lies between x and y
         x, r_prev, r = y, r, ry
@@ -136,12 +165,12 @@ def fixed_point(
                     z = min(max(z, lo), hi)
                     rz = resid(z)
                     if rz == 0.0:
-                        return FixedPointResult(z, evals, True, 0.0)
+                        return FixedPointResult(z, evaluations(), True, 0.0)
                     if math.copysign(1.0, rz) != sgn:
                         return bracket(x, z)
                     x, r_prev, r = z, math.nan, rz
                     hist = [z]
-    return FixedPointResult(x + r, evals, False, abs(r))
+    return FixedPointResult(x + r, evaluations(), False, abs(r), "max_iter")
 
 
 @dataclass(frozen=True)
@@ -162,6 +191,9 @@ class SEResult:
         Whether ``|F(q) - q| < tol``.
     error_informed, q_informed, iterations_informed, converged_informed
         The same from the informed start near ``Q0``.
+    stop_reason, stop_reason_informed : str
+        Why each solve stopped (:data:`SE_STOP_REASONS`); after ``"nan"`` the error is NaN,
+        never a number.
     """
 
     channel: str
@@ -179,6 +211,8 @@ class SEResult:
     q_informed: float
     iterations_informed: int
     converged_informed: bool
+    stop_reason: str = "converged"
+    stop_reason_informed: str = "converged"
 
     @property
     def disagree(self) -> bool:
@@ -203,8 +237,10 @@ def _se_map(ch, alpha: float, rho: float) -> Callable[[float], float]:
         if V <= 0.0:
             return Q0
         qh = ch.q_hat(alpha, q, V)
-        if not qh > 0:
+        if qh == 0.0:  # no information: the prior's mean
             return rho
+        if not qh > 0:  # NaN or negative: the channel failed; the solve reports "nan"
+            return math.nan
         return Q0 - prior.mmse(1.0 / qh, rho)
 
     return F
@@ -220,15 +256,23 @@ def _result(ch, alpha, rho, beta, unf: FixedPointResult, inf: FixedPointResult) 
 
     def qh(q):
         V = Q0 - q
+        if math.isnan(q):
+            return math.nan
         return math.inf if V <= 0 else ch.q_hat(alpha, q, V)
 
     return SEResult(
         channel=ch.name, alpha=alpha, rho=rho, T=ch.T, beta=beta, param=ch.param_value,
-        error=max(Q0 - unf.q, 0.0), q=unf.q, q_hat=qh(unf.q),
+        error=_error(Q0, unf.q), q=unf.q, q_hat=qh(unf.q),
         iterations=unf.iterations, converged=unf.converged,
-        error_informed=max(Q0 - inf.q, 0.0), q_informed=inf.q,
+        error_informed=_error(Q0, inf.q), q_informed=inf.q,
         iterations_informed=inf.iterations, converged_informed=inf.converged,
+        stop_reason=unf.stop_reason, stop_reason_informed=inf.stop_reason,
     )
+
+
+def _error(Q0: float, q: float) -> float:
+    """``Q0 - q``, clipped at 0 (rounding at perfect recovery); NaN stays NaN."""
+    return math.nan if math.isnan(q) else max(Q0 - q, 0.0)
 
 
 def _informed_start(rho: float) -> float:
@@ -340,13 +384,15 @@ def _results_dataset(results, a, ch, rho, beta, tol) -> xr.Dataset:
             "error_informed": col("error_informed"),
             "converged_informed": col("converged_informed", np.int8),
             "disagree": ("alpha", np.array([r.disagree for r in results], dtype=np.int8)),
+            "stop_reason": ("alpha", np.array([SE_STOP_REASONS.index(r.stop_reason)
+                                               for r in results], dtype=np.int8)),
         },
         coords={"alpha": a, "alpha_bar": ("alpha", a * ch.alpha_bar_factor(rho))},
     )
     ds.attrs.update(
         channel=ch.name, rho=float(rho), T=int(ch.T), beta=float(beta),
         variant=getattr(ch, "variant", "exact"), param=ch.param_value,
-        Q0=1.0 + float(rho), tol=float(tol),
+        Q0=1.0 + float(rho), tol=float(tol), stop_reasons=" ".join(SE_STOP_REASONS),
     )
     if ch.PARAM:
         ds.attrs[ch.PARAM] = ch.param_value
@@ -356,6 +402,32 @@ def _results_dataset(results, a, ch, rho, beta, tol) -> xr.Dataset:
     ds["error"].attrs["long_name"] = "Bayes-optimal estimation error Q0 - q (uninformed start)"
     ds["error_informed"].attrs["long_name"] = "error of the fixed point reached from near Q0"
     return ds
+
+
+def usable(ds: xr.Dataset) -> np.ndarray:
+    """Points of an SE curve (any kind: Bayes, mismatched, small width) that figures and fits may
+    use: converged with a finite error.  The rest are drawn hollow and left out of fits."""
+    ok = np.isfinite(ds["error"].values)
+    if "converged" in ds:
+        ok &= ds["converged"].values.astype(bool)
+    return ok
+
+
+def unconverged_points(ds: xr.Dataset) -> list[str]:
+    """One line per point of an SE curve whose solve did not converge from either start, with
+    the stop reasons (empty when every point converged)."""
+    coord = "alpha" if "alpha" in ds.dims else "alpha_bar"
+    names = ds.attrs.get("stop_reasons", " ".join(SE_STOP_REASONS)).split()
+    bad: dict[int, list[str]] = {}
+    for start, conv, why in (("uninformed", "converged", "stop_reason"),
+                             ("informed", "converged_informed", None)):
+        if conv not in ds:
+            continue
+        for i in np.flatnonzero(ds[conv].values == 0):
+            reason = names[int(ds[why].values[i])] if why and why in ds else "not converged"
+            bad.setdefault(int(i), []).append(f"{start} start: {reason}")
+    return [f"{coord}={float(ds[coord].values[i]):.6g} ({'; '.join(bad[i])})"
+            for i in sorted(bad)]
 
 
 # --------------------------------------------------------------------------------------------

@@ -46,12 +46,13 @@ def se_files(experiment):
 def se_params(wildcards):
     """Everything an SE curve depends on: its own grid, channel parameter and the tolerance."""
     job = PLAN.se(wildcards)
-    return dict(alphas=list(job.alphas), channel_params=job.channel_params, tol=PLAN.se_tol)
+    return dict(alphas=list(job.alphas), channel_params=job.channel_params, tol=PLAN.se_tol,
+                allow_unconverged=PLAN.allow_unconverged(job.experiment))
 
 
 def small_width_params(wildcards):
     return dict(alpha_bars=PLAN.small_width(wildcards.experiment)["alpha_bars"],
-                tol=PLAN.se_tol)
+                tol=PLAN.se_tol, allow_unconverged=PLAN.allow_unconverged(wildcards.experiment))
 
 
 # ---------------------------------------------------------------------------------------------

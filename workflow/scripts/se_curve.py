@@ -2,7 +2,7 @@
 
 from aimlib import mismatched, state_evolution
 from aimlib.io import write_netcdf
-from aimlib.jobs import job_log, resolved_config
+from aimlib.jobs import JobFailure, job_log, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
@@ -22,4 +22,13 @@ with job_log(sm.log[0], threads=sm.threads) as log:
     n_bad = int((ds.converged == 0).sum())
     log.info("converged %d/%d, %d SE evaluations", ds.sizes["alpha"] - n_bad, ds.sizes["alpha"],
              int(ds.iterations.sum()))
+    bad = state_evolution.unconverged_points(ds)
+    if bad and not p["allow_unconverged"]:
+        raise JobFailure(
+            f"SE {w.channel} T={w.T} {w.cpar} rho={w.rho} {w.variant} ({w.experiment}): "
+            f"{len(bad)} point(s) did not converge: {'; '.join(bad)}. Set "
+            f"experiments.{w.experiment}.se.allow_unconverged: true to cache them anyway "
+            "(figures draw them hollow, fits leave them out)")
+    for line in bad:
+        log.warning("not converged, kept as allowed: %s", line)
     write_netcdf(ds, sm.output[0], config=resolved_config(sm.config), version=sm.params.version)

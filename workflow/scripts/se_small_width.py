@@ -2,7 +2,7 @@
 
 from aimlib import state_evolution
 from aimlib.io import write_netcdf
-from aimlib.jobs import job_log, resolved_config
+from aimlib.jobs import JobFailure, job_log, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
@@ -12,4 +12,9 @@ with job_log(sm.log[0], threads=sm.threads) as log:
                                            tol=p["tol"])
     log.info("small-width limit on %d points, threshold %.6f", ds.sizes["alpha_bar"],
              ds.attrs["threshold"])
+    bad = state_evolution.unconverged_points(ds)
+    if bad and not p["allow_unconverged"]:
+        raise JobFailure(f"small-width limit ({sm.wildcards.experiment}): {len(bad)} point(s) "
+                         f"did not converge: {'; '.join(bad)}. Set experiments."
+                         f"{sm.wildcards.experiment}.se.allow_unconverged: true to cache them")
     write_netcdf(ds, sm.output[0], config=resolved_config(sm.config), version=sm.params.version)

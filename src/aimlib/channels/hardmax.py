@@ -18,9 +18,11 @@ import numpy as np
 from numba import njit
 
 from ..gaussian import _log_bvn, _log_ndtr
+from ..kernels import gauss_sum_2d
 from .base import Channel
 
-__all__ = ["Hardmax", "hardmax_second_moment", "hardmax_output", "one_hot", "HARDMAX_STEP"]
+__all__ = ["Hardmax", "hardmax_second_moment", "hardmax_output", "one_hot", "hardmax_table",
+           "HARDMAX_STEP", "HARDMAX_TMAX"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 _C = 1.0 / 3.0  # correlation of the two hardmax comparisons (before the sign pattern)
@@ -125,30 +127,14 @@ def _f_plus(k1, k2, density):
 
 @njit(cache=True)
 def _f_table(kappa, density):
+    """:func:`_f_plus` on the grid, shape ``(n, n, 1)`` (one table of
+    :func:`aimlib.kernels.gauss_sum_2d`)."""
     n = kappa.shape[0]
-    out = np.empty((n, n))
+    out = np.empty((n, n, 1))
     for i in range(n):
         for j in range(n):
-            out[i, j] = _f_plus(kappa[i], kappa[j], density)
+            out[i, j, 0] = _f_plus(kappa[i], kappa[j], density)
     return out
-
-
-@njit(cache=True)
-def _gauss_sum(kappa, jac, table, lam):
-    """``sum_ij jac_i jac_j exp(-lam (3 k_i^2 - 2 k_i k_j + 3 k_j^2)) F_ij``."""
-    n = kappa.shape[0]
-    acc = 0.0
-    for i in range(n):
-        ki = kappa[i]
-        ei = 3.0 * lam * ki * ki
-        if ei > 745.0:
-            continue
-        for j in range(n):
-            kj = kappa[j]
-            e = ei + lam * (3.0 * kj * kj - 2.0 * ki * kj)
-            if e < 745.0:
-                acc += jac[i] * jac[j] * math.exp(-e) * table[i, j]
-    return acc
 
 
 @njit(cache=True)
@@ -176,7 +162,10 @@ def _hardmax_gout_kernel(y11, y22, w11, w12, w22, V, density):
 
 
 @lru_cache(maxsize=8)
-def _hardmax_table(density: bool, scale: float, step: float, tmax: float):
+def hardmax_table(density: bool, scale: float, step: float, tmax: float):
+    """Grid ``kappa = scale sinh(t)`` (``t`` in steps of ``step`` up to ``tmax``), its trapezoid
+    weights and the tabulated pattern sum (:func:`_f_plus`), for
+    :func:`aimlib.kernels.gauss_sum_2d`; cached per grid."""
     t = step * np.arange(-round(tmax / step), round(tmax / step) + 1)
     kappa = scale * np.sinh(t)
     jac = scale * step * np.cosh(t)
@@ -214,12 +203,13 @@ def hardmax_second_moment(q: float, V: float, *, density: bool = False,
     pref = 1.0 / (math.pi * q * math.sqrt(8.0))
     for ratio, scale, tmax in _HARDMAX_GRIDS:
         if q >= ratio * V:
-            kappa, jac, table = _hardmax_table(bool(density), scale, float(step), tmax)
-            return pref * _gauss_sum(kappa, jac, table, lam)
+            kappa, jac, table = hardmax_table(bool(density), scale, float(step), tmax)
+            return pref * gauss_sum_2d(kappa, jac, table, lam)[0]
     A = math.sqrt(q / V)
     t = step * np.arange(-round(4.0 / step), round(4.0 / step) + 1)
     kappa = A * np.sinh(t)
-    return pref * _gauss_sum(kappa, A * step * np.cosh(t), _f_table(kappa, bool(density)), lam)
+    return pref * gauss_sum_2d(kappa, A * step * np.cosh(t), _f_table(kappa, bool(density)),
+                               lam)[0]
 
 
 # --------------------------------------------------------------------------------------------
