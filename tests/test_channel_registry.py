@@ -310,3 +310,25 @@ def test_gaussian_plan_and_files():
     g = groups[0]
     assert plan.group("amp", {**g.wildcards, "alpha": "0.25"}) is g
     assert g.channel_params == {"delta": g.param}
+
+
+@pytest.mark.parametrize("q,V", [(0.5, 0.5), (0.9, 0.2)])
+def test_density_variant_second_moment_is_monte_carlo(q, V):
+    """The published (density) hardmax output function is not Bayes-optimal, so its second
+    moment is no q_hat of the model; the SE quadrature of it (what the paper's curve uses) is
+    still the expectation of sum w g^2 over labels drawn from the model, checked by Monte Carlo
+    (it differs from the exact g_out's by far more than the Monte Carlo error)."""
+    from aimlib.channels import hardmax_second_moment
+
+    exact, dens = make_channel("hardmax"), make_channel("hardmax", variant="density")
+    rng = np.random.default_rng(11)
+    n = 200_000
+    om, y = _draw(exact, rng, n, q, V)
+    iu = np.triu_indices(2)
+    w = pair_weights(2)[iu]
+    for ch, flag in ((dens, True), (exact, False)):
+        s = (ch.g_out(y, om, V)[:, iu[0], iu[1]] ** 2) @ w
+        mc, sem = s.mean(), s.std() / math.sqrt(n)
+        assert hardmax_second_moment(q, V, density=flag) == pytest.approx(mc, abs=5 * sem)
+    gap = hardmax_second_moment(q, V, density=True) - hardmax_second_moment(q, V)
+    assert abs(gap) > 20 * sem

@@ -93,10 +93,6 @@ def test_hardmax_second_moment_at_q0():
     assert hardmax_second_moment(1e-9, 1.0) == pytest.approx(closed, rel=1e-6)
 
 
-def test_density_variant_differs():
-    assert hardmax_second_moment(0.5, 0.5, density=True) < hardmax_second_moment(0.5, 0.5)
-
-
 def test_softmax_q_hat_beta_free():
     a = Softmax(T=3, beta=0.5).q_hat(0.1, 0.7, 0.4)
     b = Softmax(T=3, beta=4.0).q_hat(0.1, 0.7, 0.4)

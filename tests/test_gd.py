@@ -50,12 +50,16 @@ def test_agd_recovers_above_threshold():
     assert np.all(res.loss[-1] < res.loss[0])
 
 
-def test_agd_beats_gd_below_threshold():
+def test_agd_error_is_mean_error_minus_spread():
+    """Averaging K estimates: ||S_avg - S*||^2 = mean_k ||S_k - S*||^2 - mean_k ||S_k - S_avg||^2
+    (an identity), so AGD's gain over the mean GD error is the spread of the K estimates, which
+    below the threshold is of order one; AGD stays above the Bayes error (within the error's
+    finite-d spread, 0.05 at d = 60)."""
     abar = 0.4
     res = gd.run_point(abar / 4, 0.5, 2, 60, 1, inits=8, steps=600)
-    assert res.error < np.mean(res.errors)
-    assert res.error < res.errors[0]
-    assert res.error > se.solve("softmax", abar / 4, 0.5).error - 0.05  # not better than Bayes
+    assert res.error == pytest.approx(np.mean(res.errors) - res.spread, abs=1e-9)
+    assert res.spread > 0.05
+    assert res.error > se.solve("softmax", abar / 4, 0.5).error - 0.05
 
 
 def test_deterministic():

@@ -66,7 +66,7 @@ def test_theory_sections_cited_exist(root):
     import re
 
     theory = (root / "docs" / "theory.md").read_text()
-    sections = set(re.findall(r"^##+ (\d+(?:\.\d+)?)\. ", theory, flags=re.M))
+    sections = set(re.findall(r"^##+ (\d+(?:\.\d+)?)\.? ", theory, flags=re.M))
     cited = set()
     for path in [*(root / "src" / "aimlib").glob("*.py"), *(root / "config").glob("*.yaml")]:
         cited |= set(re.findall(r"docs/theory\.md §(\d+(?:\.\d+)?)", path.read_text()))

@@ -92,6 +92,59 @@ def test_every_rule_declares_log_and_resources(workdir):
     assert {"se_curve", "amp", "gd", "finite_size", "figure"} <= seen
 
 
+def _figure_inputs(workdir, fig):
+    """The caches a figure is drawn from, found by their paths (workflow/rules/common.smk)."""
+    data = workdir / "data"
+    globs = {"se": [f"se/{fig}/*_T*.nc"], "small_width": [f"se/{fig}/small_width_*.nc"],
+             "amp": [f"agg/{fig}/amp_*.nc"], "gd": [f"agg/{fig}/gd_*.nc"],
+             "agd": [f"agg/{fig}/agd_*.nc"], "finite_size": [f"agg/{fig}/finite_size_*.nc"]}
+    return {k: [xr.load_dataset(p) for g in globs[k] for p in sorted(data.glob(g))]
+            for k in FIGURES[fig].inputs}
+
+
+def _drawn_y(figure):
+    """The y data of every line the figure drew (errorbar data lines included)."""
+    import numpy as np
+
+    return [np.asarray(line.get_ydata(), dtype=float) for ax in figure.axes
+            for line in ax.get_lines()]
+
+
+def _drawn(ys, expected):
+    import numpy as np
+
+    expected = np.asarray(expected, dtype=float)
+    return any(y.shape == expected.shape and np.allclose(y, expected, rtol=1e-12,
+                                                         equal_nan=True) for y in ys)
+
+
+def _check_drawn_data(workdir, fig):
+    """Read the drawn data back from the matplotlib artists: every SE curve's usable errors
+    (unconverged points NaN), every AMP / GD / AGD aggregate's means (fig8: the measured test
+    errors), exactly as cached."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from aimlib import figures
+    from aimlib.state_evolution import usable
+
+    inputs = _figure_inputs(workdir, fig)
+    figure = figures.draw(fig, inputs)
+    ys = _drawn_y(figure)
+    checked = 0
+    if fig != "fig8":  # fig8 draws SE test errors computed from q, not the error
+        for ds in inputs.get("se", []) + inputs.get("small_width", []):
+            assert _drawn(ys, np.where(usable(ds), ds["error"].values, np.nan)), (fig, ds.attrs)
+            checked += 1
+    for kind in ("amp", "gd", "agd"):
+        for agg in inputs.get(kind, []):
+            var = "test_error_mean" if fig == "fig8" else "mean"
+            assert _drawn(ys, agg[var].values), (fig, kind, agg.attrs)
+            checked += 1
+    plt.close(figure)
+    assert checked > 0, fig
+
+
 @pytest.mark.slow
 def test_quick_preset_end_to_end(workdir):
     res = _snakemake(workdir, "--cores", "2", "--configfile", "config/quick.yaml")
@@ -121,6 +174,8 @@ def test_quick_preset_end_to_end(workdir):
         assert {"mean", "std", "n_converged", "errors"} <= set(ds.data_vars)
         assert int(ds["n_runs"].sum()) == ds.sizes["alpha"] * ds.sizes["seed"]
     assert not list((workdir / "data").rglob("*.tmp"))
+    for f in FIGS:
+        _check_drawn_data(workdir, f)
     # Nothing left to do: a second run is a no-op.
     res = _snakemake(workdir, "-n", "--cores", "2", "--configfile", "config/quick.yaml")
     assert "Nothing to be done" in res.stdout + res.stderr

@@ -54,7 +54,7 @@ from .model import TeacherData, attention_indices, generate, mix_tokens
 from .options import CHUNK, TOKEN_BUDGET, AMPOptions
 from .progress import open_bar
 
-__all__ = ["AMPResult", "run", "run_point"]
+__all__ = ["AMPResult", "run", "run_point", "output_pass"]
 
 #: Consecutive growing steps that count as divergence (then: restart with stronger damping).
 DIVERGENCE_WINDOW = 25
@@ -202,13 +202,45 @@ def _rie_divergence(R: np.ndarray, delta: float, rho: float) -> tuple[np.ndarray
     return (U * xi) @ U.T, 2.0 * delta * div / d**2
 
 
+def output_pass(tokens, S_hat: np.ndarray, ch, y: np.ndarray, g: np.ndarray,
+                omega_all: np.ndarray, V: float, damping: float = 0.0,
+                negdiv: np.ndarray | None = None) -> np.ndarray:
+    """One pass over the data, the output side of an AMP iteration (docs/theory.md §4, steps
+    1-3): ``omega = h(S_hat) - (w * g) V`` (damped against ``omega_all``), the new ``g`` (written
+    into ``g``, and ``-dg/domega`` into ``negdiv`` when given), and the returned
+    ``B = sum_mu (X_mu^T G_mu X_mu - Tr(G_mu) I)``, with one GEMM per token chunk.
+    """
+    d = S_hat.shape[0]
+    T = g.shape[1]
+    w = pair_weights(T)
+    half = np.where(np.eye(T, dtype=bool), 1.0, 0.5)
+    B = np.zeros((d, d))
+    trace_g = 0.0
+    for lo, hi, X in tokens:
+        Sx = S_hat.astype(X.dtype, copy=False)
+        omega = attention_indices(X, Sx).astype(np.float64, copy=False)
+        omega -= w * g[lo:hi] * V
+        if damping > 0.0:
+            omega = damping * omega_all[lo:hi] + (1.0 - damping) * omega
+        omega_all[lo:hi] = omega
+        gc = ch.g_out(y[lo:hi], omega, V)
+        g[lo:hi] = gc
+        if negdiv is not None:
+            negdiv[lo:hi] = ch.neg_divergence(y[lo:hi], omega, V)
+        G = gc * half
+        trace_g += float(np.trace(G, axis1=1, axis2=2).sum())
+        GX = np.empty_like(X)
+        mix_tokens(G.astype(X.dtype, copy=False), X, GX)  # G_mu X_mu
+        B += X.reshape(-1, d).T @ GX.reshape(-1, d)  # sum_mu X_mu^T G_mu X_mu, one GEMM
+    B[np.diag_indices(d)] -= trace_g
+    return B
+
+
 def _attempt(data, ch, tokens, damping, tol, max_iter, progress,
              general=False) -> _Attempt:
     d, T, n = data.d, data.T, data.n
     rho = data.rho
     alpha = n / d**2
-    w = pair_weights(T)
-    half = np.where(np.eye(T, dtype=bool), 1.0, 0.5)
     y = data.outputs()
     S_hat = math.sqrt(rho) * np.eye(d)
     C = 1.0
@@ -228,25 +260,7 @@ def _attempt(data, ch, tokens, damping, tol, max_iter, progress,
         th = damping if it > 1 else 0.0
         V = th * V_prev + (1.0 - th) * C
         V_prev = V
-        B = np.zeros((d, d))
-        trace_g = 0.0
-        for lo, hi, X in tokens:
-            Sx = S_hat.astype(X.dtype, copy=False)
-            omega = attention_indices(X, Sx).astype(np.float64, copy=False)
-            omega -= w * g[lo:hi] * V
-            if th > 0.0:
-                omega = th * omega_all[lo:hi] + (1.0 - th) * omega
-            omega_all[lo:hi] = omega
-            gc = ch.g_out(y[lo:hi], omega, V)
-            g[lo:hi] = gc
-            if general:
-                negdiv[lo:hi] = ch.neg_divergence(y[lo:hi], omega, V)
-            G = gc * half
-            trace_g += float(np.trace(G, axis1=1, axis2=2).sum())
-            GX = np.empty_like(X)
-            mix_tokens(G.astype(X.dtype, copy=False), X, GX)  # G_mu X_mu
-            B += X.reshape(-1, d).T @ GX.reshape(-1, d)  # sum_mu X_mu^T G_mu X_mu, one GEMM
-        B[np.diag_indices(d)] -= trace_g
+        B = output_pass(tokens, S_hat, ch, y, g, omega_all, V, th, negdiv)
         # The precision of the effective observation: 2 alpha <sum w g^2> for a Bayes-optimal
         # g_out (Nishimori), 2 alpha <sum w (-dg/domega)> for any other (GAMP's 1 / tau_r).
         q_hat = (2.0 * alpha * float(np.mean(negdiv)) if general

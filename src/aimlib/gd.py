@@ -50,6 +50,9 @@ class GDResult:
         The averaged estimate (AGD).
     S_first : numpy.ndarray
         The estimate of the first initialisation (plain GD).
+    spread : float
+        ``(1/K) sum_k (1/d) ||S_k - S_avg||^2``, what averaging gains:
+        ``error = mean(errors) - spread`` (the bias-variance identity).
     """
 
     error: float
@@ -58,6 +61,7 @@ class GDResult:
     steps: int = 0
     S_avg: np.ndarray = field(default=None, repr=False)
     S_first: np.ndarray = field(default=None, repr=False)
+    spread: float = float("nan")
 
     def to_dataset(self, loss_points: int = 200):
         """The run as an ``xarray.Dataset``: ``error_agd`` (the averaged estimate),
@@ -205,6 +209,7 @@ def run(
     work = np.empty(2 * n * T * batch * r, dtype=dtype)
     losses = np.empty((int(steps), K))
     S_sum = np.zeros((d, d))
+    norm2 = 0.0
     errors = np.empty(K)
     bar = open_bar(progress, int(steps) * -(-K // batch),
                    f"Adam d={d} K={K} alpha={data.alpha:.4g}", "step")
@@ -217,13 +222,16 @@ def run(
                 S = (W[k] @ W[k].T) / math.sqrt(r * d)
                 errors[lo + k] = estimation_error(S, data.S)
                 S_sum += S
+                norm2 += float(np.sum(S * S))
                 if lo + k == 0:
                     S_first = S
     finally:
         if bar is not None:
             bar.close()
     S_avg = S_sum / K
-    return GDResult(estimation_error(S_avg, data.S), errors, losses, int(steps), S_avg, S_first)
+    spread = (norm2 / K - float(np.sum(S_avg * S_avg))) / d
+    return GDResult(estimation_error(S_avg, data.S), errors, losses, int(steps), S_avg, S_first,
+                    spread)
 
 
 def _adam(W, X, y, ch, lr, steps, work, losses, progress, bar):

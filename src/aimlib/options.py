@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
-__all__ = ["CHUNK", "TOKEN_BUDGET", "SE_TOL", "AMPOptions", "GDOptions", "resolve", "defaults"]
+__all__ = ["CHUNK", "TOKEN_BUDGET", "SE_TOL", "AMPOptions", "GDOptions", "SpectralOptions",
+           "resolve", "defaults"]
 
 #: Tolerance on ``|F(q) - q|`` of every state-evolution fixed point.
 SE_TOL = 1e-10
@@ -46,6 +47,14 @@ class GDOptions:
     steps: int = 1000
     lr: float = 0.1
     dtype: str = "float32"
+
+
+@dataclass(frozen=True)
+class SpectralOptions:
+    """Options of :func:`aimlib.spectral.run` that an experiment's ``spectral`` block may set:
+    ``dtype``, the precision of the tokens and of the two products of its one pass."""
+
+    dtype: str = "float64"
 
 
 def resolve(cls, block: dict | None) -> dict:

@@ -31,6 +31,7 @@ __all__ = [
     "SE_STOP_REASONS",
     "unconverged_points",
     "usable",
+    "one_step",
     "FixedPointResult",
     "SEResult",
     "fixed_point",
@@ -428,6 +429,20 @@ def unconverged_points(ds: xr.Dataset) -> list[str]:
             bad.setdefault(int(i), []).append(f"{start} start: {reason}")
     return [f"{coord}={float(ds[coord].values[i]):.6g} ({'; '.join(bad[i])})"
             for i in sorted(bad)]
+
+
+def one_step(channel: str, alpha: float, rho: float, T: int | None = None, beta: float = 1.0,
+             **params) -> float:
+    """Error of the spectral estimator predicted by one SE step from ``S_hat = 0``
+    (docs/theory.md §4.1): at ``m = Q = 0``, ``V = Q0`` the effective observation has precision
+    ``q_hat = channel.q_hat(alpha, 0, Q0)`` and the RIE's error is ``mmse(1 / q_hat)``."""
+    alpha = check_alpha(alpha)
+    rho = check_rho(rho)
+    ch = make_channel(channel, T=T, beta=beta, **params)
+    qh = ch.q_hat(alpha, 0.0, 1.0 + rho)
+    if not qh >= 0:
+        return math.nan
+    return 1.0 if qh == 0 else float(prior.mmse(1.0 / qh, rho))
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,115 @@
+"""The spectral estimator: AMP's output step from an uninformed estimate, denoised once
+(docs/theory.md §4.1).
+
+From ``S_hat = 0`` the indices carry no information, ``omega = 0``, and the variance of ``h`` is
+all of it, ``V = Q0``.  One pass over the data gives the label-weighted matrix
+
+    B = sum_mu (X_mu^T G_mu X_mu - Tr(G_mu) I),   G_aa = g_aa, G_ab = g_ab / 2,
+    g_mu = g_out(y_mu, 0, Q0),
+
+and ``R = 2 B / (d^{3/2} q_hat)`` is, as ``d -> infinity``, the teacher seen through Gaussian
+(GOE) noise of variance ``1 / q_hat`` with ``q_hat = channel.q_hat(alpha, 0, Q0)``.  The RIE
+denoises it: ``S_hat = RIE(R, 1 / q_hat)``, whose error the state evolution predicts in one step,
+``mmse(1 / q_hat(alpha, 0, Q0))`` (:func:`aimlib.state_evolution.one_step`).  It costs one pass
+over the data (two GEMMs per token chunk) and one eigendecomposition, nothing Bayes-optimal
+beyond the output function, so it reaches d = 1000 on a laptop; it is the baseline that any
+iterative algorithm should beat.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import prior
+from .channels import channel_class, make_channel
+from .model import TeacherData, generate
+from .options import CHUNK, TOKEN_BUDGET, SpectralOptions
+
+__all__ = ["SpectralResult", "STOP_REASONS", "run", "run_point"]
+
+#: Why a spectral run stopped: it always takes its one step; ``"nan"`` if ``q_hat`` or ``B`` is
+#: not finite.
+STOP_REASONS = ("one_step", "nan")
+
+
+@dataclass
+class SpectralResult:
+    """Outcome of the spectral estimator.
+
+    Attributes
+    ----------
+    error : float
+        ``(1/d) ||S_hat - S*||_F^2``.
+    converged : bool
+        Whether the step was finite (a one-step estimator has no iteration to converge).
+    stop_reason : str
+        One of :data:`STOP_REASONS`.
+    q_hat : float
+        The precision of the effective observation, from the samples.
+    S_hat : numpy.ndarray
+        The estimate.
+    """
+
+    error: float
+    converged: bool
+    stop_reason: str
+    q_hat: float
+    S_hat: np.ndarray = field(repr=False)
+
+    def to_dataset(self):
+        """The run as an ``xarray.Dataset`` of scalars."""
+        import xarray as xr
+
+        return xr.Dataset({
+            "error": ((), self.error),
+            "converged": ((), np.int8(self.converged)),
+            "stop_reason": ((), np.int8(STOP_REASONS.index(self.stop_reason))),
+            "q_hat": ((), self.q_hat),
+        })
+
+
+def run(data: TeacherData, *, variant: str = "exact", chunk: int = CHUNK,
+        token_budget: float = TOKEN_BUDGET, dtype: str = SpectralOptions.dtype,
+        progress=None) -> SpectralResult:
+    """The spectral estimator on teacher data (module docs).
+
+    Parameters
+    ----------
+    data : TeacherData
+        Teacher and labels.
+    variant : str
+        Output function of the channel (hardmax: ``"exact"`` or the published ``"density"``).
+    chunk, token_budget, dtype
+        As in :func:`aimlib.amp.run`: samples per block, bytes of tokens kept in memory, the
+        precision of the tokens and the two products.
+    progress : None
+        Accepted for the common signature of the algorithms; a one-step run has no progress.
+    """
+    from .amp import _Tokens, output_pass
+
+    if dtype not in ("float64", "float32"):
+        raise ValueError(f"dtype must be float64 or float32, got dtype={dtype!r}")
+    d, T, n, rho = data.d, data.T, data.n, data.rho
+    ch = make_channel(data.channel, **{**data.ch.params, "variant": variant})
+    Q0 = 1.0 + rho
+    tokens = _Tokens(data, int(chunk), token_budget, dtype)
+    g = np.zeros((n, T, T))
+    B = output_pass(tokens, np.zeros((d, d)), ch, data.outputs(), g, np.zeros((n, T, T)), Q0)
+    q_hat = ch.amp_q_hat(n / d**2, g, Q0)
+    if not (math.isfinite(q_hat) and q_hat > 0 and np.all(np.isfinite(B))):
+        return SpectralResult(math.nan, False, "nan", q_hat, np.full((d, d), np.nan))
+    R = 2.0 * (0.5 * (B + B.T)) / (d**1.5 * q_hat)
+    S_hat = prior.rie(R, 1.0 / q_hat, rho)
+    return SpectralResult(data.estimation_error(S_hat), True, "one_step", q_hat, S_hat)
+
+
+def run_point(channel: str, alpha: float, rho: float, T: int, d: int, seed: int,
+              beta: float = 1.0, *, base_seed: int = 0, **opts) -> SpectralResult:
+    """Draw teacher data from a seed (:func:`aimlib.model.generate`) and run the spectral
+    estimator on it (the channel's own parameter goes to the data, the rest to :func:`run`)."""
+    cparams, opts = channel_class(channel).split_params(opts)
+    data = generate(channel, alpha, rho, T, d, seed, beta=beta, base_seed=base_seed, **cparams)
+    return run(data, **opts)

@@ -1,0 +1,32 @@
+"""Figures draw what they are given: SE points that did not converge are hollow, not part of
+the line, and the line's data are the cache's (the quick preset's end-to-end test reads every
+figure's artists back against its caches)."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from aimlib import figures  # noqa: E402
+from aimlib import state_evolution as se  # noqa: E402
+
+
+def test_unconverged_se_point_is_hollow_and_out_of_the_line():
+    rho = 0.5
+    thr = se.softmax_perfect_recovery_threshold(rho) / 4.0  # alpha at the threshold, T = 2
+    alphas = [0.2 * thr, 0.5 * thr, thr, 1.5 * thr]
+    ds = se.curve("softmax", alphas, rho, T=2)
+    assert ds["converged"].values.tolist() == [1, 1, 0, 1]
+    fig = figures.fig2a({"se": [ds]})
+    ax = fig.axes[0]
+    line = next(ln for ln in ax.get_lines() if ln.get_label() == r"$\rho=0.5$")
+    y = np.asarray(line.get_ydata(), dtype=float)
+    np.testing.assert_array_equal(np.isnan(y), [False, False, True, False])
+    np.testing.assert_allclose(y[[0, 1, 3]], ds["error"].values[[0, 1, 3]], rtol=1e-15)
+    hollow = [ln for ln in ax.get_lines() if ln.get_marker() == "o"]
+    assert len(hollow) == 1 and hollow[0].get_markerfacecolor() == "white"
+    np.testing.assert_allclose(hollow[0].get_xdata(), [alphas[2]])
+    np.testing.assert_allclose(hollow[0].get_ydata(), [ds["error"].values[2]])
+    assert "SE not converged" in [t.get_text() for t in ax.get_legend().get_texts()]
+    plt.close(fig)
