@@ -25,8 +25,7 @@ report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/se.smk"
-include: "workflow/rules/amp.smk"
-include: "workflow/rules/gd.smk"
+include: "workflow/rules/algorithms.smk"
 include: "workflow/rules/figures.smk"
 
 

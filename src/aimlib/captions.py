@@ -11,10 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .algorithms import ALGORITHMS, aggregate_kinds
+
 __all__ = ["FigureSpec", "FIGURES", "INPUT_KINDS", "caption"]
 
-#: The kinds of cached input a figure can be drawn from.
-INPUT_KINDS = ("se", "amp", "gd", "agd", "finite_size", "small_width")
+#: The kinds of cached input a figure can be drawn from: SE curves, every aggregate kind of
+#: the algorithm registry (``amp``, ``gd``, ``agd``, ``spectral``), the finite-size fits and
+#: the small-width limit.
+INPUT_KINDS = ("se", *aggregate_kinds(), "finite_size", "small_width")
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,9 @@ _NOTES: dict[str, dict[str, str]] = {
         shows="Hardmax, T = 2: the Bayes-optimal estimation error from state evolution against "
               "alpha = n/d^2 for each width ratio rho (lines), and AMP run on data drawn from "
               "the model (markers: mean +- std over the converged seeds; open markers: no seed "
-              "converged; triangles on the axis: below it).",
+              "converged; triangles on the axis: below it); the spectral estimator (one AMP "
+              "output pass from S_hat = 0, RIE-denoised; stars) as a baseline next to its "
+              "one-step SE prediction (thin dotted lines).",
         corrections="The SE and AMP use the exact hardmax output function. The paper's curves "
                     "come from code that used the bivariate normal density in its place, so "
                     "they lie above these (rho = 0.5, alpha = 0.4583: 0.237 here, 0.512 "
@@ -65,7 +71,8 @@ _NOTES: dict[str, dict[str, str]] = {
         paper="Figure 2 (right) of the paper",
         shows="Softmax: error against alpha_bar = alpha (T^2 + T - 2) for several T: SE line, "
               "AMP (dots), gradient descent from one initialisation (+) and the average of K "
-              "runs (x). Points below the axis are drawn as triangles on it.",
+              "runs (x), and the spectral estimator (stars) with its one-step SE prediction "
+              "(thin dotted line). Points below the axis are drawn as triangles on it.",
         corrections="None."),
     "fig3": dict(
         paper="Figure 3 of the paper (finite-size study)",
@@ -122,10 +129,10 @@ _NOTES: dict[str, dict[str, str]] = {
 
 #: The input kinds of each figure.
 _INPUTS: dict[str, tuple[str, ...]] = {
-    "fig1a": ("se", "amp"),
+    "fig1a": ("se", "amp", "spectral"),
     "fig1b": ("se", "small_width"),
     "fig2a": ("se",),
-    "fig2b": ("se", "amp", "gd", "agd"),
+    "fig2b": ("se", "amp", "gd", "agd", "spectral"),
     "fig3": ("se", "amp", "agd", "finite_size"),
     "fig4": ("se", "amp", "gd", "agd"),
     "fig5": ("se",),
@@ -167,7 +174,7 @@ def caption(name: str, experiment: Mapping) -> str:
     for key in ("channel", "T", "rho", "beta", "delta"):
         if key in experiment:
             lines.append(f"- {key}: {experiment[key]}")
-    for stage in ("se", "small_width", "amp", "gd"):
+    for stage in ("se", "small_width", *ALGORITHMS):
         block = experiment.get(stage)
         if not block:
             continue

@@ -8,6 +8,7 @@
     aimlib se gaussian --rho 0.5 --T 1 --delta 0.1 --alpha 0.2 0.4
     aimlib amp hardmax --rho 0.5 --alpha 0.4583 --d 100 --seed 0
     aimlib gd --rho 0.5 --alpha-bar 0.5 --T 2 --d 60 --seed 0 --inits 32
+    aimlib spectral hardmax --rho 0.5 --alpha 1 --d 300 --seed 0
 
 Every subcommand prints a table by default; ``--format csv`` writes comma-separated values and
 ``--format netcdf --output FILE`` an xarray/netCDF file (SE curves).  ``python -m aimlib`` is the
@@ -26,7 +27,6 @@ import numpy as np
 
 from . import __version__
 from .channels import CHANNELS as _REGISTRY
-from .options import AMPOptions, GDOptions
 
 __all__ = ["build_parser", "main"]
 
@@ -126,12 +126,13 @@ def _add_alpha_args(p: argparse.ArgumentParser, required: bool = True) -> None:
                    help="what the --grid values are")
 
 
-def _add_model_args(p: argparse.ArgumentParser, channel: bool = True) -> None:
+def _add_model_args(p: argparse.ArgumentParser, channel: bool = True,
+                    choices=None) -> None:
     if channel:
         p.add_argument("channel", choices=CHANNELS, help="output channel")
     else:
-        p.add_argument("--channel", default="softmax",
-                       choices=[k for k, c in _REGISTRY.items() if c.SUPPORTS_GD],
+        choices = list(choices or CHANNELS)
+        p.add_argument("--channel", default=choices[0], choices=choices,
                        help="output channel")
     p.add_argument("--rho", type=float, required=True, help="width ratio r / d")
     p.add_argument("--T", type=int, default=None,
@@ -217,51 +218,30 @@ def _cmd_mmse(args) -> int:
     return 0
 
 
-def _cmd_amp(args) -> int:
-    from . import amp, model
-    from . import state_evolution as se
+def _cmd_algorithm(args) -> int:
+    """``aimlib <algorithm>``: one run per alpha on data drawn from ``--seed``, next to SE (and
+    the algorithm's own prediction where it has one); exit status 3 if a run did not converge."""
+    from . import model
+    from .algorithms import ALGORITHMS
 
+    alg = ALGORITHMS[args.command]
     alphas = _alphas(args, args.channel, args.rho, args.T)
+    opts = {k: getattr(args, k) for k in alg.option_names() if hasattr(args, k)}
+    variant = getattr(args, "variant", "exact")
     rows = []
     for a in alphas:
         data = model.generate(args.channel, float(a), args.rho, args.T, args.d, args.seed,
                               base_seed=args.base_seed, **_cparams(args))
+        alg.check_point(args.channel, args.d, data.T)
         t0 = time.perf_counter()
-        res = amp.run(data, damping=args.damping, tol=args.tol, max_iter=args.max_iter,
-                      variant=args.variant, progress=args.progress or None)
+        res = alg.run(data, variant=variant, progress=args.progress or None, **opts)
         wall = time.perf_counter() - t0
-        ref = se.solve(args.channel, float(a), args.rho, data.T, variant=args.variant,
-                       **_cparams(args)).error
+        ref = alg.reference(args.channel, float(a), args.rho, data.T, variant, _cparams(args))
         rows.append({"alpha": float(a), "d": args.d, "seed": args.seed, "n": data.n,
-                     "error": res.error, "SE": ref, "converged": res.converged,
-                     "stop_reason": res.stop_reason, "iterations": res.total_iterations,
-                     "seconds": round(wall, 2)})
+                     **alg.cli_row(res), **ref, "seconds": round(wall, 2)})
     with _open_out(args) as out:
         _emit(rows, args.format, out)
-    return 0 if all(r["converged"] for r in rows) else 3
-
-
-def _cmd_gd(args) -> int:
-    from . import gd, model
-    from . import state_evolution as se
-
-    alphas = _alphas(args, args.channel, args.rho, args.T)
-    rows = []
-    for a in alphas:
-        data = model.generate(args.channel, float(a), args.rho, args.T, args.d, args.seed,
-                              base_seed=args.base_seed, **_cparams(args))
-        t0 = time.perf_counter()
-        res = gd.run(data, inits=args.inits, steps=args.steps, lr=args.lr, dtype=args.dtype,
-                     progress=args.progress or None)
-        wall = time.perf_counter() - t0
-        rows.append({"alpha": float(a), "d": args.d, "seed": args.seed, "n": data.n,
-                     "error_gd": float(res.errors[0]), "error_agd": res.error,
-                     "SE": se.solve(args.channel, float(a), args.rho, data.T,
-                                    **_cparams(args)).error,
-                     "final_loss": float(res.loss[-1].mean()), "seconds": round(wall, 2)})
-    with _open_out(args) as out:
-        _emit(rows, args.format, out)
-    return 0
+    return 0 if all(r.get("converged", True) for r in rows) else 3
 
 
 # ---------------------------------------------------------------------------------- parser
@@ -320,44 +300,21 @@ def build_parser() -> argparse.ArgumentParser:
     output_args(p)
     p.set_defaults(func=_cmd_mmse)
 
-    p = sub.add_parser("amp", formatter_class=_Formatter,
-                       help="AMP on teacher data drawn from a seed, next to its SE",
-                       description="Draws a teacher and n = alpha d^2 samples from --seed, runs "
-                                   "AMP and prints its error next to the SE prediction. Exit "
-                                   "status 3 if a run did not converge (its stop_reason says "
-                                   "why).",
-                       epilog="examples:\n  aimlib amp hardmax --rho 0.5 --alpha 0.4583 --d 100 "
-                              "--seed 0 --progress")
-    _add_model_args(p)
-    _add_run_args(p)
-    p.add_argument("--variant", choices=("exact", "density"), default="exact",
-                   help="hardmax output function")
-    p.add_argument("--damping", type=float, default=AMPOptions.damping,
-                   help="output-side damping in [0, 1)")
-    p.add_argument("--tol", type=float, default=AMPOptions.tol,
-                   help="convergence tolerance")
-    p.add_argument("--max-iter", type=int, default=AMPOptions.max_iter,
-                   help="iteration budget")
-    output_args(p)
-    p.set_defaults(func=_cmd_amp)
+    from .algorithms import ALGORITHMS
 
-    p = sub.add_parser("gd", formatter_class=_Formatter,
-                       help="GD / averaged GD (Adam) on data drawn from a seed",
-                       description="Full-batch Adam from --inits initialisations on the same "
-                                   "data (softmax, or --channel gaussian); prints the error of "
-                                   "the first run (GD) and of the averaged estimate (AGD) next "
-                                   "to SE.",
-                       epilog="examples:\n  aimlib gd --rho 0.5 --T 2 --alpha-bar 0.5 --d 60 "
-                              "--inits 32 --progress")
-    _add_model_args(p, channel=False)
-    _add_run_args(p)
-    p.add_argument("--inits", type=int, default=GDOptions.inits, help="initialisations K")
-    p.add_argument("--steps", type=int, default=GDOptions.steps, help="Adam steps")
-    p.add_argument("--lr", type=float, default=GDOptions.lr, help="learning rate")
-    p.add_argument("--dtype", choices=("float32", "float64"), default=GDOptions.dtype,
-                   help="precision of the tokens and matrix products")
-    output_args(p)
-    p.set_defaults(func=_cmd_gd)
+    for name, alg in ALGORITHMS.items():
+        p = sub.add_parser(name, formatter_class=_Formatter, help=alg.CLI_HELP,
+                           description=alg.CLI_DESCRIPTION,
+                           epilog="examples:\n  " + alg.CLI_EXAMPLE)
+        fit = [k for k, c in _REGISTRY.items() if alg.supports(c)]
+        _add_model_args(p, channel=len(fit) == len(_REGISTRY), choices=fit)
+        _add_run_args(p)
+        if alg.HAS_VARIANTS:
+            p.add_argument("--variant", choices=("exact", "density"), default="exact",
+                           help="hardmax output function")
+        alg.add_cli_args(p)
+        output_args(p)
+        p.set_defaults(func=_cmd_algorithm)
     return parser
 
 

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .algorithms import ALGORITHMS
 from .channels import CHANNELS, channel_class, check_T
-from .options import SE_TOL, AMPOptions, GDOptions, resolve
+from .options import SE_TOL
 from .validation import check_positive
 
 __all__ = [
@@ -48,8 +49,9 @@ __all__ = [
     "STAGES",
 ]
 
-#: Data stages that consume teacher data, in the order they appear in an experiment.
-STAGES = ("amp", "gd")
+#: Data stages that consume teacher data: one per algorithm of the registry
+#: (:data:`aimlib.algorithms.ALGORITHMS`), in its order.
+STAGES = tuple(ALGORITHMS)
 
 
 class ConfigError(ValueError):
@@ -210,13 +212,14 @@ def check(config: dict) -> None:
                 if c not in chans:
                     raise ConfigError(f"{base}.{stage}.channel: {c!r} is not a channel of the "
                                       f"experiment ({', '.join(chans)})")
-            if stage == "gd":
+            if stage in STAGES:
+                alg = ALGORITHMS[stage]
                 for c in channels(exp, block):
-                    if not CHANNELS[c].SUPPORTS_GD:
-                        fit = [k for k, v in CHANNELS.items() if v.SUPPORTS_GD]
+                    if not alg.supports(CHANNELS[c]):
+                        fit = [k for k, v in CHANNELS.items() if alg.supports(v)]
                         raise ConfigError(
-                            f"{base}.gd.channel: GD does not fit the {c} channel (docs/theory.md "
-                            f"§5; it fits {', '.join(fit)}); set gd.channel")
+                            f"{base}.{stage}.channel: {alg.label} does not run on the {c} "
+                            f"channel (it runs on {', '.join(fit)}); set {stage}.channel")
             for gk in ("alpha", "alpha_bar"):
                 if gk in block:
                     for c in channels(exp, block):
@@ -227,15 +230,13 @@ def check(config: dict) -> None:
             _check_params(exp, block, channels(exp, block), f"{base}.{stage}")
             if stage in STAGES:
                 seeds, ds = block["seeds"], as_list(block["d"])
-                if stage == "amp":
-                    from .amp import MIN_D_PER_T
-
-                    for i, d in enumerate(ds):
-                        for T in as_list(block.get("T", exp["T"])):
-                            if int(d) < MIN_D_PER_T * int(T):
-                                raise ConfigError(
-                                    f"{base}.amp.d[{i}]: d={d} is too small for T={T} (AMP "
-                                    f"needs d >= {MIN_D_PER_T} T)")
+                alg = ALGORITHMS[stage]
+                for i, d in enumerate(ds):
+                    for T in as_list(block.get("T", exp["T"])):
+                        if int(d) < alg.min_d(int(T)):
+                            raise ConfigError(
+                                f"{base}.{stage}.d[{i}]: d={d} is too small for T={T} "
+                                f"({alg.label} needs d >= {alg.min_d(int(T))})")
                 if isinstance(seeds, list) and len(seeds) != len(ds):
                     raise ConfigError(f"{base}.{stage}.seeds: a list of seeds needs one entry per "
                                       f"d ({len(ds)}), got {len(seeds)}")
@@ -268,7 +269,7 @@ def variants(exp: dict, stage: str, channel: str) -> list[str]:
     """Output-function variants of a stage (``se``, ``amp``, ...) for a channel: the block's
     ``variant`` list for a channel that has several (hardmax), else the channel's only one."""
     cls = CHANNELS[channel]
-    if len(cls.VARIANTS) == 1:
+    if len(cls.VARIANTS) == 1 or (stage in ALGORITHMS and not ALGORITHMS[stage].HAS_VARIANTS):
         return [cls.VARIANTS[0]]
     return as_list(exp[stage].get("variant", cls.VARIANTS[0]))
 
@@ -429,19 +430,28 @@ class Plan:
         top = bool(self.config.get("se", {}).get("allow_unconverged", False))
         return bool(self.exp(experiment).get("se", {}).get("allow_unconverged", top))
 
-    def amp_options(self, experiment: str, d: int | None = None) -> dict:
-        """AMP options (:class:`aimlib.options.AMPOptions`) of an experiment; with ``d``,
-        ``dtype: auto`` resolved to the precision used at that size."""
-        from .resources import amp_dtype
+    def options(self, stage: str, experiment: str, d: int | None = None) -> dict:
+        """The options of an algorithm stage of an experiment (its ``OPTIONS`` over the block);
+        with ``d``, size-dependent choices resolved (AMP's ``dtype: auto``)."""
+        return ALGORITHMS[stage].options(self.exp(experiment)[stage], d)
 
-        opts = resolve(AMPOptions, self.exp(experiment)["amp"])
-        if d is not None:
-            opts["dtype"] = amp_dtype(opts["dtype"], int(d))
-        return opts
+    def amp_options(self, experiment: str, d: int | None = None) -> dict:
+        """``options("amp", ...)``."""
+        return self.options("amp", experiment, d)
 
     def gd_options(self, experiment: str) -> dict:
-        """GD options (:class:`aimlib.options.GDOptions`) of an experiment."""
-        return resolve(GDOptions, self.exp(experiment)["gd"])
+        """``options("gd", ...)``."""
+        return self.options("gd", experiment)
+
+    def aggregate_kinds(self, stage: str, experiment: str, figures=None) -> list[str]:
+        """The aggregates of an algorithm stage that an experiment needs: those its figure
+        draws (``figures``: the figure registry) or fits (finite size); every kind of the
+        algorithm for an experiment without a registered figure."""
+        kinds = list(ALGORITHMS[stage].AGGREGATES)
+        if figures is None or experiment not in figures:
+            return kinds
+        wanted = set(figures[experiment].inputs) | set(self.finite_size_methods(experiment))
+        return [k for k in kinds if k in wanted]
 
     def small_width(self, experiment: str) -> dict | None:
         """``alpha_bars`` and ``variant`` of the small-width limit of an experiment, or None."""
@@ -453,18 +463,21 @@ class Plan:
                     variant=block.get("variant", "exact"))
 
     def gap(self, experiment: str, method: str) -> dict:
-        """Alphas of the finite-size gap per channel (``method``: ``amp`` or ``agd``)."""
+        """Alphas of the finite-size gap per channel (``method``: an aggregate kind, ``amp`` or
+        ``agd``), restricted to the channels its algorithm's stage runs."""
+        from .algorithms import algorithm_of_kind
+
         exp = self.exp(experiment)
-        gap = exp.get("gap", {})
-        if method == "agd":
-            gap = {c: a for c, a in gap.items() if c in channels(exp, exp["gd"])}
-        return {c: [fnum(a) for a in alphas] for c, alphas in gap.items()}
+        stage = exp[algorithm_of_kind(method).name]
+        return {c: [fnum(a) for a in alphas] for c, alphas in exp.get("gap", {}).items()
+                if c in channels(exp, stage)}
 
     def finite_size_methods(self, experiment: str) -> list[str]:
+        """The aggregate kinds of the finite-size study: AMP's and AGD's, where run."""
         exp = self.exp(experiment)
         if "gap" not in exp:
             return []
-        return [m for m, stage in (("amp", "amp"), ("agd", "gd")) if stage in exp]
+        return [m for m, stage in FINITE_SIZE_KINDS.items() if stage in exp]
 
     def axes(self, experiment: str) -> dict:
         return self.exp(experiment).get("axes", {})
@@ -473,6 +486,11 @@ class Plan:
     def style(self) -> dict:
         """The config's ``style`` block (the figures fill in the rest from their defaults)."""
         return dict(self.config.get("style", {}))
+
+
+#: The aggregates the finite-size study fits (fig3), ``{kind: stage}``: AMP, and GD averaged
+#: over its initialisations.
+FINITE_SIZE_KINDS = {"amp": "amp", "agd": "gd"}
 
 
 def plan(config: dict) -> Plan:
@@ -594,22 +612,38 @@ def schema(schema_path) -> dict:
                      "description": f"{cls.name} channel parameter (checked by the channel)"}
             for block in ("experiment", "se_block", "data_block"):
                 defs[block]["properties"].setdefault(cls.PARAM, entry)
-    for block, cls in (("amp_block", AMPOptions), ("gd_block", GDOptions)):
-        for k, v in defaults(cls).items():
-            defs[block]["properties"][k]["default"] = v
+    # one stage block per algorithm: the data keys, its variant (if it has one) and its options
+    # with their defaults
+    variant = {"oneOf": [{"enum": []}, {"type": "array", "minItems": 1, "items": {"enum": []}}]}
+    names_v = sorted({v for c in CHANNELS.values() for v in c.VARIANTS})
+    variant["oneOf"][0]["enum"] = names_v
+    variant["oneOf"][1]["items"]["enum"] = names_v
+    for name, alg in ALGORITHMS.items():
+        props = {k: dict(v) for k, v in alg.OPTION_SCHEMA.items()}
+        for k, v in defaults(alg.OPTIONS).items():
+            props[k]["default"] = v
+        if alg.HAS_VARIANTS:
+            props["variant"] = variant
+        defs[f"{name}_block"] = {"allOf": [{"$ref": "#/$defs/data_block"}],
+                                 "unevaluatedProperties": False, "properties": props,
+                                 "description": f"the {alg.label} stage"}
+        defs["experiment"]["properties"][name] = {"$ref": f"#/$defs/{name}_block"}
     sch["properties"]["se"]["properties"]["tol"]["default"] = SE_TOL
     return sch
 
 
 def fill_defaults(config: dict) -> dict:
+    from .options import resolve
+
     """Fill in, in place, the defaults a config may omit: ``se.tol`` and the AMP and GD options
     of every experiment (:mod:`aimlib.options`), so that the resolved config recorded with every
     result says what was run."""
+
     config.setdefault("se", {}).setdefault("tol", SE_TOL)
     for exp in config.get("experiments", {}).values():
-        for stage, cls in (("amp", AMPOptions), ("gd", GDOptions)):
+        for stage, alg in ALGORITHMS.items():
             if stage in exp:
-                for k, v in resolve(cls, exp[stage]).items():
+                for k, v in resolve(alg.OPTIONS, exp[stage]).items():
                     exp[stage].setdefault(k, v)
     return config
 

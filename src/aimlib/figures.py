@@ -181,6 +181,35 @@ def _amp_markers(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=N
             label = None
 
 
+def _spectral(ax, aggs: Sequence[xr.Dataset], curves: Sequence[xr.Dataset], x: str,
+              style: dict, color_of=None):
+    """The spectral baseline (docs/theory.md §4.1): stars at the mean +- std over its seeds, and
+    its one-step SE prediction as a thin dotted line on the alpha grid of the SE curve of the
+    same width (or of the aggregate)."""
+    from .state_evolution import one_step
+
+    labelled = False
+    for agg in sorted(aggs, key=lambda a: float(a.attrs["rho"])):
+        rho, T = float(agg.attrs["rho"]), int(agg.attrs["T"])
+        ch = str(agg.attrs["channel"])
+        color = color_of(agg) if color_of else rho_color(rho, style)
+        ax.errorbar(agg[x].values, agg["mean"].values, yerr=agg["std"].values, fmt="*",
+                    color=color, ms=style["marker_size"] + 3, mfc=color, mec="black", mew=0.4,
+                    elinewidth=0.8, capsize=1.5, ls="none",
+                    label=None if labelled else rf"spectral ($d={agg.attrs['d']}$)")
+        grid = next((c for c in curves if float(c.attrs["rho"]) == rho
+                     and c.attrs.get("channel") == ch), agg)
+        alphas = grid["alpha"].values
+        params = {"variant": agg.attrs["variant"]} if agg.attrs.get("variant", "exact") \
+            != "exact" else {}
+        pred = np.array([one_step(ch, float(a), rho, T, **params) for a in alphas])
+        xs = alphas * (agg["alpha_bar"].values[0] / agg["alpha"].values[0]) \
+            if x == "alpha_bar" else alphas
+        ax.plot(xs, pred, color=color, lw=0.7, ls=":",
+                label=None if labelled else "spectral, one-step SE")
+        labelled = True
+
+
 def _paper_curves(ax, curves: Sequence[xr.Dataset], x: str, style: dict):
     """Split off the density-variant SE curves and draw them thin and dashed in their rho's
     colour (the curves as the paper computed them); return the exact ones."""
@@ -198,15 +227,16 @@ def _paper_curves(ax, curves: Sequence[xr.Dataset], x: str, style: dict):
 def fig1a(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Hardmax, T = 2: error against alpha for each rho; SE lines and AMP markers (mean +- std),
     and, thin and dashed, the curves as the paper computed them (density g_out)."""
-    curves, amp = _inputs(inputs, "se", "amp")
+    curves, amp, spectral = _inputs(inputs, "se", "amp", "spectral")
     s = _style(style)
     fig, ax = _new(s)
     curves = _paper_curves(ax, curves, "alpha", s)
     _se_lines(ax, curves, "alpha", s)
     if amp:
         _amp_markers(ax, amp, "alpha", s, label="AMP")
+    _spectral(ax, spectral, curves, "alpha", s)
     _axes(ax, axes)
-    _off_axis(ax, amp, "alpha", s)
+    _off_axis(ax, [*amp, *spectral], "alpha", s)
     ax.set_xlabel(r"$\alpha = n/d^2$")
     ax.set_ylabel(r"estimation error $\frac{1}{d}\|\hat S - S^*\|_F^2$")
     ax.set_title(r"hardmax, $T=2$: Bayes-optimal error (SE)" + (" and AMP" if amp else ""))
@@ -297,7 +327,7 @@ def _softmax_panel(ax, curves, amp, gd, agd, s, key, color_of, tag, se_label):
 
 def fig2b(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Softmax: error against alpha_bar; SE line, AMP dots per T, GD (+) and AGD (x) per T."""
-    curves, amp, gd, agd = _inputs(inputs, "se", "amp", "gd", "agd")
+    curves, amp, gd, agd, spectral = _inputs(inputs, "se", "amp", "gd", "agd", "spectral")
     s = _style(style)
     fig, ax = _new(s)
 
@@ -306,8 +336,9 @@ def fig2b(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None 
 
     _softmax_panel(ax, curves, amp, gd, agd, s, "T", tcol, lambda a: rf"$T={a.attrs['T']}$",
                    "SE (all $T$)")
+    _spectral(ax, spectral, curves, "alpha_bar", s, color_of=tcol)
     _axes(ax, axes)
-    _off_axis(ax, [*amp, *gd, *agd], "alpha_bar", s, color_of=tcol)
+    _off_axis(ax, [*amp, *gd, *agd, *spectral], "alpha_bar", s, color_of=tcol)
     rho = float(curves[0].attrs["rho"]) if curves else float("nan")
     ax.set_xlabel(r"$\bar\alpha = \alpha\,(T^2+T-2)$")
     ax.set_ylabel("estimation error")

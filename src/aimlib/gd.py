@@ -63,6 +63,17 @@ class GDResult:
     S_first: np.ndarray = field(default=None, repr=False)
     spread: float = float("nan")
 
+    @property
+    def converged(self) -> bool:
+        """GD runs a fixed number of Adam steps; there is no convergence test to fail, so a run
+        counts when its error is finite."""
+        return bool(np.isfinite(self.error))
+
+    @property
+    def stop_reason(self) -> str:
+        """``"steps"``: the step budget was run (``"nan"`` for a non-finite error)."""
+        return "steps" if self.converged else "nan"
+
     def to_dataset(self, loss_points: int = 200):
         """The run as an ``xarray.Dataset``: ``error_agd`` (the averaged estimate),
         ``error_gd`` (the first initialisation), ``errors`` on ``init`` and the training loss on

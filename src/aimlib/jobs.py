@@ -15,7 +15,8 @@ from pathlib import Path
 
 from .io import CacheError
 
-__all__ = ["JobFailure", "job_log", "resolved_config", "warm_numba_cache", "progress_bar"]
+__all__ = ["JobFailure", "job_log", "resolved_config", "warm_numba_cache", "progress_bar",
+           "progress_callback"]
 
 
 class JobFailure(RuntimeError):
@@ -164,3 +165,16 @@ def progress_bar(log_file, total: int, desc: str, *, mininterval: float = 30.0):
 
     return tqdm(total=total, desc=desc, file=_LineWriter(log_file), mininterval=mininterval,
                 ascii=True, dynamic_ncols=False, ncols=100)
+
+
+@contextlib.contextmanager
+def progress_callback(alg, log_file, opts: dict, seed: int, log):
+    """The progress callable of one run of algorithm ``alg`` in a job: a :func:`progress_bar`
+    in the job's log over :meth:`~aimlib.algorithms.Algorithm.progress_total` steps (``None``
+    for an algorithm without progress)."""
+    total = alg.progress_total(opts)
+    if total is None:
+        yield None
+        return
+    with progress_bar(log_file, total, f"{alg.PROGRESS_UNIT}, seed {seed}") as bar:
+        yield alg.progress(bar, log)

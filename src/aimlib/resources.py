@@ -23,10 +23,12 @@ from .options import CHUNK, TOKEN_BUDGET, AMPOptions, GDOptions
 
 __all__ = [
     "Resources",
+    "request",
     "MAX_MEM_MB",
     "TOKEN_BUDGET",
     "amp_dtype",
     "amp",
+    "data_job",
     "amp_job",
     "gd_job",
     "teacher_seconds",
@@ -65,7 +67,7 @@ def _mb(nbytes: float) -> float:
     return nbytes / 1e6
 
 
-def _request(mem_bytes: float, seconds: float, threads: int, attempt: int,
+def request(mem_bytes: float, seconds: float, threads: int, attempt: int,
              floor_minutes: int = 5) -> Resources:
     mem_mb = int(math.ceil((BASE_MB + 1.25 * _mb(mem_bytes)) / 100.0) * 100)
     if mem_mb > MAX_MEM_MB:
@@ -116,26 +118,28 @@ def amp(d: int, n: int, T: int, channel: str, *, dtype: str = AMPOptions.dtype,
     ``max_iter`` budget of each run (shared by its attempts) twice over, plus drawing its teacher.
     """
     mem, threads, per_iter, setup = _amp_model(d, n, T, channel, dtype, chunk)
-    return _request(mem, int(runs) * (setup + int(max_iter) * per_iter), threads, attempt)
+    return request(mem, int(runs) * (setup + int(max_iter) * per_iter), threads, attempt)
 
 
-def amp_job(group, alpha: float, opts: dict, *, attempt: int = 1) -> Resources:
-    """Request of one AMP data job of the plan: ``group`` (:class:`aimlib.config.Group`) at
-    ``alpha``, every seed, with the experiment's options."""
-    from .model import sizes
-
-    _, n = sizes(alpha, group.rho, group.d)
-    return amp(group.d, n, group.T, group.channel, dtype=opts["dtype"],
-               max_iter=opts["max_iter"], runs=len(group.seeds), attempt=attempt)
-
-
-def gd_job(group, alpha: float, opts: dict, *, attempt: int = 1) -> Resources:
-    """Request of one GD data job of the plan (see :func:`amp_job`)."""
+def data_job(group, alpha: float, opts: dict, *, attempt: int = 1) -> Resources:
+    """Request of one data job of the plan: ``group`` (:class:`aimlib.config.Group`, whose
+    ``stage`` names its algorithm) at ``alpha``, every seed, with the experiment's options."""
+    from .algorithms import ALGORITHMS
     from .model import sizes
 
     r, n = sizes(alpha, group.rho, group.d)
-    return gd(group.d, n, group.T, r, inits=opts["inits"], steps=opts["steps"],
-              dtype=opts["dtype"], runs=len(group.seeds), attempt=attempt)
+    return ALGORITHMS[group.stage].resources(group.d, n, group.T, r, group.channel, opts,
+                                             runs=len(group.seeds), attempt=attempt)
+
+
+def amp_job(group, alpha: float, opts: dict, *, attempt: int = 1) -> Resources:
+    """:func:`data_job` of an AMP group."""
+    return data_job(group, alpha, opts, attempt=attempt)
+
+
+def gd_job(group, alpha: float, opts: dict, *, attempt: int = 1) -> Resources:
+    """:func:`data_job` of a GD group."""
+    return data_job(group, alpha, opts, attempt=attempt)
 
 
 def amp_seconds(d: int, n: int, T: int, channel: str, *, dtype: str = AMPOptions.dtype,
@@ -173,7 +177,7 @@ def gd(d: int, n: int, T: int, r: int, *, inits: int, steps: int,
     ``X W`` and backward ``X^T (G Z)`` products, ``4 n T d r`` flop, and the softmax pass.
     """
     mem, seconds = _gd_model(d, n, T, r, inits, steps, batch_budget, dtype)
-    return _request(mem, int(runs) * seconds, 1, attempt)
+    return request(mem, int(runs) * seconds, 1, attempt)
 
 
 def gd_seconds(d: int, n: int, T: int, r: int, *, inits: int, steps: int,
@@ -184,12 +188,12 @@ def gd_seconds(d: int, n: int, T: int, r: int, *, inits: int, steps: int,
 
 def se(points: int, *, attempt: int = 1) -> Resources:
     """Request of one SE curve (milliseconds per point; the floor dominates)."""
-    return _request(50e6, 0.05 * points, 1, attempt)
+    return request(50e6, 0.05 * points, 1, attempt)
 
 
 def light(*, attempt: int = 1) -> Resources:
     """Request of an aggregation or figure job."""
-    return _request(200e6, 60.0, 1, attempt)
+    return request(200e6, 60.0, 1, attempt)
 
 
 #: Seconds of start-up per job (interpreter, imports, numba cache loading), measured.
@@ -238,19 +242,20 @@ class CostEstimate:
 def estimate(config: dict) -> CostEstimate:
     """Expected cost of every job a configuration implies, from an empty cache.
 
-    SE: ``SE_POINT_SECONDS`` per fixed point (two starts); AMP: the per-run model of :func:`amp`
-    at ``EXPECTED_AMP_ITERATIONS`` iterations; GD: :func:`gd`'s model; each data job's runs, plus
-    ``JOB_STARTUP_SECONDS`` per job and one aggregate per group, per figure.
+    SE: ``SE_POINT_SECONDS`` per fixed point (two starts); each algorithm's runs from its own
+    model (:meth:`aimlib.algorithms.Algorithm.seconds`: AMP at ``EXPECTED_AMP_ITERATIONS``
+    iterations), plus ``JOB_STARTUP_SECONDS`` per job and per aggregate its figure draws.
     """
     from . import config as cfg
+    from .algorithms import ALGORITHMS
     from .captions import FIGURES
     from .model import sizes
 
     exps = config["experiments"]
     plan = cfg.plan(config)
     jobs = {name: 1 for name in exps}  # the figure job
-    sec = {name: {"SE": 0.0, "AMP": 0.0, "GD": 0.0, "start-up": JOB_STARTUP_SECONDS}
-           for name in exps}
+    sec = {name: {"SE": 0.0, **{a.label: 0.0 for a in ALGORITHMS.values()},
+                  "start-up": JOB_STARTUP_SECONDS} for name in exps}
     for j in plan.se_jobs:
         jobs[j.experiment] += 1
         sec[j.experiment]["SE"] += 2 * len(j.alphas) * SE_POINT_SECONDS
@@ -259,27 +264,18 @@ def estimate(config: dict) -> CostEstimate:
         extra = ("small_width" in exp) + len(plan.finite_size_methods(name))  # limit, fits
         jobs[name] += extra
         sec[name]["start-up"] += extra * JOB_STARTUP_SECONDS
-        for stage in cfg.STAGES:
+        for stage, alg in ALGORITHMS.items():
             for g in plan.groups(stage, name):
-                # the aggregates its figure draws (GD and/or AGD; AGD also for the gap fit)
-                n_aggs = (1 if stage == "amp" else
-                          sum(k in FIGURES[name].inputs for k in ("gd", "agd"))
-                          if name in FIGURES else 2)
+                # the aggregates its figure draws (e.g. GD and/or AGD; AGD also for the fit)
+                n_aggs = len(plan.aggregate_kinds(stage, name, FIGURES))
                 jobs[name] += n_aggs
                 sec[name]["start-up"] += n_aggs * JOB_STARTUP_SECONDS
+                opts = plan.options(stage, name, g.d)
                 for alpha in g.alphas:
                     r, n = sizes(alpha, g.rho, g.d)
-                    if stage == "amp":
-                        opts = plan.amp_options(name, g.d)
-                        one = amp_seconds(g.d, n, g.T, g.channel, dtype=opts["dtype"],
-                                          iterations=min(EXPECTED_AMP_ITERATIONS,
-                                                         opts["max_iter"]))
-                    else:
-                        opts = plan.gd_options(name)
-                        one = gd_seconds(g.d, n, g.T, r, inits=opts["inits"],
-                                         steps=opts["steps"], dtype=opts["dtype"])
                     jobs[name] += 1
-                    sec[name][stage.upper()] += len(g.seeds) * one
+                    sec[name][alg.label] += len(g.seeds) * alg.seconds(g.d, n, g.T, r,
+                                                                       g.channel, opts)
                     sec[name]["start-up"] += JOB_STARTUP_SECONDS
     by_stage = {k: {s: v / 3600.0 for s, v in d.items()} for k, d in sec.items()}
     return CostEstimate(jobs, {k: sum(v.values()) for k, v in by_stage.items()}, by_stage)

@@ -3,6 +3,7 @@
 # exercise the same objects; nothing here reads the config directly.
 from aimlib import config as cfg
 from aimlib import resources as res
+from aimlib.algorithms import ALGORITHMS, aggregate_kinds, algorithm_of_kind
 from aimlib.captions import FIGURES, caption as figure_caption
 from aimlib.channels import CHANNELS
 from aimlib.io import code_version
@@ -56,22 +57,34 @@ def small_width_params(wildcards):
 
 
 # ---------------------------------------------------------------------------------------------
-# AMP and GD / AGD: one data job per alpha of a group, one aggregate per group
+# algorithms (aimlib.algorithms.ALGORITHMS): one data job per alpha of a group, one aggregate
+# per group and aggregate kind (GD has two: gd, agd)
 # ---------------------------------------------------------------------------------------------
-AMP_PATH = "data/amp/{experiment}/{channel}_{variant}/T{T}_{cpar}_rho{rho}_d{d}_alpha{alpha}.nc"
-AMP_AGG_PATH = "data/agg/{experiment}/amp_{channel}_{variant}_T{T}_{cpar}_rho{rho}_d{d}.nc"
-GD_PATH = "data/gd/{experiment}/{channel}_{variant}/T{T}_{cpar}_rho{rho}_d{d}_alpha{alpha}.nc"
-GD_AGG_PATH = "data/agg/{experiment}/{kind}_{channel}_{variant}_T{T}_{cpar}_rho{rho}_d{d}.nc"
-DATA_PATHS = {"amp": AMP_PATH, "gd": GD_PATH}
+DATA_PATH = ("data/{algorithm}/{experiment}/{channel}_{variant}/"
+             "T{T}_{cpar}_rho{rho}_d{d}_alpha{alpha}.nc")
+AGG_PATH = "data/agg/{experiment}/{kind}_{channel}_{variant}_T{T}_{cpar}_rho{rho}_d{d}.nc"
 
 
 wildcard_constraints:
-    kind="gd|agd",
+    kind="|".join(aggregate_kinds()),
 
 
-def agg_files(experiment, stage, kind=None):
-    path = AMP_AGG_PATH if stage == "amp" else GD_AGG_PATH
-    return [path.format(kind=kind, **g.wildcards) for g in PLAN.groups(stage, experiment)]
+def data_path(algorithm):
+    """The data files of an algorithm (its name fixed, the point's wildcards left)."""
+    return DATA_PATH.replace("{algorithm}", algorithm)
+
+
+def agg_path(algorithm):
+    """The aggregate files of an algorithm: ``kind`` limited to its own kinds."""
+    kinds = "|".join(ALGORITHMS[algorithm].AGGREGATES)
+    return AGG_PATH.replace("{kind}", "{kind," + kinds + "}")
+
+
+def agg_files(experiment, kind):
+    """The aggregate files of one kind (``amp``, ``gd``, ``agd``, ``spectral``) of an
+    experiment."""
+    stage = algorithm_of_kind(kind).name
+    return [AGG_PATH.format(kind=kind, **g.wildcards) for g in PLAN.groups(stage, experiment)]
 
 
 def agg_inputs(stage):
@@ -79,7 +92,7 @@ def agg_inputs(stage):
 
     def get(wildcards):
         g = PLAN.group(stage, wildcards)
-        return [DATA_PATHS[stage].format(alpha=cfg.ffmt(a), **g.wildcards) for a in g.alphas]
+        return [data_path(stage).format(alpha=cfg.ffmt(a), **g.wildcards) for a in g.alphas]
 
     return get
 
@@ -89,9 +102,8 @@ def group_params(stage):
 
     def get(wildcards):
         g = PLAN.group(stage, wildcards)
-        opts = (PLAN.amp_options(g.experiment, g.d) if stage == "amp"
-                else PLAN.gd_options(g.experiment))
-        return dict(options=opts, seeds=list(g.seeds), channel_params=g.channel_params)
+        return dict(options=PLAN.options(stage, g.experiment, g.d), seeds=list(g.seeds),
+                    channel_params=g.channel_params)
 
     return get
 
@@ -103,13 +115,12 @@ FINITE_SIZE_PATH = "data/agg/{experiment}/finite_size_{method}.nc"
 
 
 wildcard_constraints:
-    method="amp|agd",
+    method="|".join(cfg.FINITE_SIZE_KINDS),
 
 
 def finite_size_inputs(wildcards):
-    aggs = (agg_files(wildcards.experiment, "amp") if wildcards.method == "amp"
-            else agg_files(wildcards.experiment, "gd", "agd"))
-    return {"se": se_files(wildcards.experiment), "agg": aggs}
+    return {"se": se_files(wildcards.experiment),
+            "agg": agg_files(wildcards.experiment, wildcards.method)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -127,9 +138,7 @@ def figure_inputs(wildcards):
     small = PLAN.small_width(fig)
     available = {
         "se": lambda: se_files(fig),
-        "amp": lambda: agg_files(fig, "amp"),
-        "gd": lambda: agg_files(fig, "gd", "gd"),
-        "agd": lambda: agg_files(fig, "gd", "agd"),
+        **{kind: (lambda kind=kind: agg_files(fig, kind)) for kind in aggregate_kinds()},
         "finite_size": lambda: [FINITE_SIZE_PATH.format(experiment=fig, method=m)
                                 for m in PLAN.finite_size_methods(fig)],
         "small_width": lambda: ([SMALL_WIDTH_PATH.format(experiment=fig, variant=small["variant"])]
@@ -141,15 +150,13 @@ def figure_inputs(wildcards):
 # ---------------------------------------------------------------------------------------------
 # resources: computed from each job's d, T and n (aimlib.resources), scaled by the retry attempt
 # ---------------------------------------------------------------------------------------------
-def _amp_request(wildcards, attempt):
-    g = PLAN.group("amp", wildcards)
-    return res.amp_job(g, float(wildcards.alpha), PLAN.amp_options(g.experiment, g.d),
-                       attempt=attempt)
+def _data_request(stage):
+    def get(wildcards, attempt):
+        g = PLAN.group(stage, wildcards)
+        return res.data_job(g, float(wildcards.alpha), PLAN.options(stage, g.experiment, g.d),
+                            attempt=attempt)
 
-
-def _gd_request(wildcards, attempt):
-    g = PLAN.group("gd", wildcards)
-    return res.gd_job(g, float(wildcards.alpha), PLAN.gd_options(g.experiment), attempt=attempt)
+    return get
 
 
 def _se_request(wildcards, attempt):
@@ -160,7 +167,7 @@ def _light_request(wildcards, attempt):
     return res.light(attempt=attempt)
 
 
-REQUESTS = {"amp": _amp_request, "gd": _gd_request, "se": _se_request,
+REQUESTS = {**{name: _data_request(name) for name in ALGORITHMS}, "se": _se_request,
             "light": _light_request}
 
 

@@ -1,18 +1,17 @@
 """Snakemake job: aggregate runs over seeds (mean, std, number converged per alpha)."""
 
 from aimlib.aggregate import aggregate_runs
+from aimlib.algorithms import ALGORITHMS
 from aimlib.io import read_cache, write_netcdf
 from aimlib.jobs import job_log, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
 with job_log(sm.log[0], threads=sm.threads) as log:
-    kind = sm.wildcards.get("kind", "amp")
-    value = {"amp": "error", "gd": "error_gd", "agd": "error_agd"}[kind]
-    sfx = "" if kind == "amp" else f"_{kind}"
-    extras = {k: f"{k}{sfx}" for k in ("m", "Q", "test_error", "test_error_pred")}
+    alg = ALGORITHMS[sm.params.algorithm]
+    kind = sm.wildcards.kind
     runs = [read_cache(p) for p in sm.input]
-    agg = aggregate_runs(runs, value=value, extras=extras)
+    agg = aggregate_runs(runs, value=alg.AGGREGATES[kind], extras=alg.aggregate_extras(kind))
     agg.attrs["kind"] = kind
     log.info("%s: %d runs on %d alphas; converged %d", kind, len(runs), agg.sizes["alpha"],
              int(agg["n_converged"].sum()))

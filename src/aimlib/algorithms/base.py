@@ -1,0 +1,188 @@
+"""What an algorithm of the registry provides (:data:`aimlib.algorithms.ALGORITHMS`).
+
+An algorithm runs on teacher data drawn from a seed at one point ``(channel, T, parameter, rho,
+d, alpha)``.  Its entry owns everything the library, the configuration, the workflow, the cost
+estimate and the command line need to know of it, so that adding one is one module and one
+registry line:
+
+- ``OPTIONS``: the dataclass of the options an experiment's block may set (its defaults are the
+  library's, the config's and the schema's), ``OPTION_SCHEMA`` their JSON schema;
+- :meth:`run` and :meth:`run_point`: the numerics, whose result has one protocol (``error``,
+  ``converged``, ``stop_reason``, ``to_dataset()``);
+- :meth:`supports` (which channels), :meth:`min_d` (its smallest d);
+- :meth:`resources` and :meth:`seconds`: threads, memory and time from d, T and n;
+- ``AGGREGATES``: what its aggregates hold, ``{kind: run variable}`` (GD has two: the first
+  initialisation and the average);
+- :meth:`job`: one seed of a workflow job, the dataset written for it;
+- :meth:`add_cli_args` and :meth:`cli_row`: its ``aimlib <name>`` subcommand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import ClassVar
+
+from ..options import resolve
+
+__all__ = ["Algorithm", "OUTCOME_EXTRAS", "outcome"]
+
+#: Per-run variables every aggregate averages next to the error when a run has them (the test
+#: error on fresh samples and the overlaps it is predicted from, docs/theory.md §10).
+OUTCOME_EXTRAS = ("m", "Q", "test_error", "test_error_pred")
+
+
+def outcome(data, S_hat, log, what: str, suffix: str = "") -> dict:
+    """The estimate on fresh samples next to the prediction from its overlaps (fig8): ``m``,
+    ``Q``, ``Q0``, ``test_error``, ``test_error_sem``, ``test_error_pred`` (with ``suffix``), NaN
+    for an estimate that is not finite."""
+    import numpy as np
+
+    from .. import generalisation
+
+    keys = ("m", "Q", "Q0", "test_error", "test_error_sem", "test_error_pred")
+    if not np.all(np.isfinite(S_hat)):
+        return {f"{k}{suffix}" if k != "Q0" else k: np.nan for k in keys}
+    ev = generalisation.evaluate(data, S_hat)
+    log.info("seed %d: %s test error %.5f +- %.5f on %d fresh samples (Gaussian prediction "
+             "from m = %.4f, Q = %.4f: %.5f)", data.seed, what, ev.measured, ev.measured_sem,
+             generalisation.N_TEST, ev.m, ev.Q, ev.predicted)
+    vals = dict(m=ev.m, Q=ev.Q, Q0=ev.Q0, test_error=ev.measured,
+                test_error_sem=ev.measured_sem, test_error_pred=ev.predicted)
+    return {f"{k}{suffix}" if k != "Q0" else k: float(v) for k, v in vals.items()}
+
+
+class Algorithm:
+    """An algorithm of the registry (module docs); every member is a class attribute or a
+    class method, the class itself is the registry's value."""
+
+    name: ClassVar[str]
+    #: Short description (figure legends, the CLI's help).
+    label: ClassVar[str]
+    OPTIONS: ClassVar[type]
+    OPTION_SCHEMA: ClassVar[dict]
+    #: Whether its block may choose the channel's output-function ``variant``.
+    HAS_VARIANTS: ClassVar[bool] = True
+    #: ``{aggregate kind: the run variable it averages}``.
+    AGGREGATES: ClassVar[dict[str, str]]
+    #: Smallest ``d`` per token (its large-d approximations fail below).
+    MIN_D_PER_T: ClassVar[int] = 2
+
+    # ------------------------------------------------------------------ what it runs on
+    @classmethod
+    def supports(cls, channel_cls) -> bool:
+        """Whether it runs on a channel (a class of :data:`aimlib.channels.CHANNELS`)."""
+        return True
+
+    @classmethod
+    def min_d(cls, T: int) -> int:
+        """Smallest embedding dimension at ``T`` tokens."""
+        return max(2, cls.MIN_D_PER_T * int(T))
+
+    @classmethod
+    def check_point(cls, channel: str, d: int, T: int) -> None:
+        """``ValueError`` naming the problem if it cannot run at this point."""
+        from ..channels import CHANNELS
+
+        if not cls.supports(CHANNELS[channel]):
+            fit = [k for k, c in CHANNELS.items() if cls.supports(c)]
+            raise ValueError(f"{cls.name} does not run on the {channel} channel (it runs on "
+                             f"{', '.join(fit)})")
+        if int(d) < cls.min_d(T):
+            raise ValueError(f"d={d} is too small for {cls.name} at T={T} (it needs "
+                             f"d >= {cls.min_d(T)})")
+
+    # ------------------------------------------------------------------ options
+    @classmethod
+    def options(cls, block: dict | None, d: int | None = None) -> dict:
+        """The options of a config block over the defaults (``d`` resolves size-dependent
+        choices such as AMP's ``dtype: auto``)."""
+        return resolve(cls.OPTIONS, block)
+
+    @classmethod
+    def option_names(cls) -> list[str]:
+        return [f.name for f in fields(cls.OPTIONS)]
+
+    # ------------------------------------------------------------------ numerics
+    @classmethod
+    def run(cls, data, *, variant: str = "exact", progress=None, **opts):
+        raise NotImplementedError
+
+    @classmethod
+    def run_point(cls, channel: str, alpha: float, rho: float, T: int, d: int, seed: int,
+                  *, base_seed: int = 0, variant: str = "exact", **kw):
+        """Draw teacher data from a seed and run; the channel's parameters (``beta``,
+        ``delta``) go to the data, the rest to :meth:`run`."""
+        from ..channels import channel_class
+        from ..model import generate
+
+        cls.check_point(channel, d, T)
+        cparams, opts = channel_class(channel).split_params(kw)
+        data = generate(channel, alpha, rho, T, d, seed, base_seed=base_seed, **cparams)
+        return cls.run(data, variant=variant, **opts)
+
+    # ------------------------------------------------------------------ resources
+    @classmethod
+    def resources(cls, d: int, n: int, T: int, r: int, channel: str, opts: dict, *,
+                  runs: int = 1, attempt: int = 1):
+        """The :class:`aimlib.resources.Resources` of ``runs`` runs in series."""
+        raise NotImplementedError
+
+    @classmethod
+    def seconds(cls, d: int, n: int, T: int, r: int, channel: str, opts: dict) -> float:
+        """Expected CPU-seconds of one run (the cost estimate)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ workflow
+    @classmethod
+    def job(cls, data, variant: str, opts: dict, log, progress=None):
+        """One seed of a workflow job: run, log, and return the seed's dataset (the result's
+        ``to_dataset()`` with the test error on fresh samples)."""
+        raise NotImplementedError
+
+    @classmethod
+    def dataset_attrs(cls, opts: dict) -> dict:
+        """Attributes of a job's dataset: its options (``<name>_<option>``; an algorithm that
+        codes ``stop_reason`` adds the names, ``stop_reasons``)."""
+        return {f"{cls.name}_{k}": v for k, v in opts.items()}
+
+    #: What its progress bar counts (``"AMP iterations"``).
+    PROGRESS_UNIT: ClassVar[str] = "steps"
+
+    @classmethod
+    def progress_total(cls, opts: dict) -> int | None:
+        """Steps of a run's progress bar in a job log (``None``: no bar)."""
+        return None
+
+    @classmethod
+    def progress(cls, bar, log):
+        """The callable :meth:`run` reports progress to, drawing into a job log's ``bar``."""
+        return None
+
+    @classmethod
+    def aggregate_extras(cls, kind: str) -> dict[str, str]:
+        """``{aggregate variable: run variable}`` of the extras averaged with ``kind``."""
+        return {k: k for k in OUTCOME_EXTRAS}
+
+    # ------------------------------------------------------------------ command line
+    @classmethod
+    def add_cli_args(cls, parser) -> None:
+        """Its options as command-line flags (defaults from ``OPTIONS``)."""
+
+    #: The subcommand's one-line help, description and example.
+    CLI_HELP: ClassVar[str] = ""
+    CLI_DESCRIPTION: ClassVar[str] = ""
+    CLI_EXAMPLE: ClassVar[str] = ""
+
+    @classmethod
+    def reference(cls, channel: str, alpha: float, rho: float, T: int, variant: str,
+                  cparams: dict) -> dict:
+        """What a run is compared with on the command line: the Bayes-optimal error (SE)."""
+        from ..state_evolution import solve
+
+        kw = dict(cparams, **({"variant": variant} if cls.HAS_VARIANTS else {}))
+        return {"SE": solve(channel, alpha, rho, T, **kw).error}
+
+    @classmethod
+    def cli_row(cls, res) -> dict:
+        """The columns of its result in ``aimlib <name>``'s table."""
+        return {"error": res.error, "converged": res.converged, "stop_reason": res.stop_reason}

@@ -1,0 +1,48 @@
+# One data rule and one aggregate rule per algorithm of the registry (aimlib.algorithms): the
+# rule names, paths, wildcards, params and resource requests all come from the entry, so a new
+# algorithm needs no edit here.
+for _name, _alg in ALGORITHMS.items():
+
+    rule:
+        name:
+            _name
+        output:
+            data_path(_name),
+        params:
+            algorithm=_name,
+            job=group_params(_name),
+            base_seed=PLAN.base_seed,
+            version=script_version("run"),
+        log:
+            f"logs/{_name}/{{experiment}}/{{channel}}_{{variant}}/"
+            "T{T}_{cpar}_rho{rho}_d{d}_alpha{alpha}.log",
+        threads: request(_name, "threads")
+        resources:
+            mem_mb=request(_name, "mem_mb"),
+            runtime=request(_name, "runtime"),
+        conda:
+            "../../environment.yml"
+        script:
+            "../scripts/run.py"
+
+    rule:
+        name:
+            f"{_name}_aggregate"
+        input:
+            agg_inputs(_name),
+        output:
+            agg_path(_name),
+        params:
+            algorithm=_name,
+            version=script_version("aggregate"),
+        log:
+            f"logs/{_name}_aggregate/{{experiment}}/{{kind}}_{{channel}}_{{variant}}_"
+            "T{T}_{cpar}_rho{rho}_d{d}.log",
+        threads: 1
+        resources:
+            mem_mb=request("light", "mem_mb"),
+            runtime=request("light", "runtime"),
+        conda:
+            "../../environment.yml"
+        script:
+            "../scripts/aggregate.py"

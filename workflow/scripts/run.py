@@ -1,0 +1,37 @@
+"""Snakemake job: one algorithm of the registry at one point (channel, variant, T, parameter,
+rho, d, alpha), every seed.
+
+Each seed's teacher data are drawn here from the base seed and the point (bit for bit the same
+as :func:`aimlib.model.generate` gives anywhere), so the point needs no teacher files.
+"""
+
+import sys
+
+from aimlib import model
+from aimlib.aggregate import stack_seeds
+from aimlib.algorithms import ALGORITHMS
+from aimlib.io import write_netcdf
+from aimlib.jobs import job_log, progress_callback, resolved_config
+
+sm = snakemake  # noqa: F821  (injected by Snakemake)
+
+with job_log(sm.log[0], threads=sm.threads) as log:
+    w = sm.wildcards
+    alg = ALGORITHMS[sm.params.algorithm]
+    job = sm.params.job
+    opts = dict(job["options"])
+    runs = []
+    for seed in job["seeds"]:
+        data = model.generate(w.channel, float(w.alpha), float(w.rho), int(w.T), int(w.d), seed,
+                              base_seed=int(sm.params.base_seed), **job["channel_params"])
+        log.info("%s %s (%s) T=%d %s rho=%g d=%d alpha=%g seed=%d n=%d, options %s",
+                 alg.label, data.channel, w.variant, data.T, w.cpar, data.rho, data.d,
+                 data.alpha, seed, data.n, opts)
+        with progress_callback(alg, sys.stderr, opts, seed, log) as progress:
+            runs.append(alg.job(data, w.variant, opts, log, progress=progress))
+    ds = stack_seeds(runs, job["seeds"])
+    ds.attrs.update(channel=w.channel, variant=w.variant, T=int(w.T), rho=float(w.rho),
+                    d=int(w.d), alpha=float(w.alpha), n=data.n, algorithm=alg.name,
+                    **{"beta": data.beta, **job["channel_params"]},
+                    **alg.dataset_attrs(opts))
+    write_netcdf(ds, sm.output[0], config=resolved_config(sm.config), version=sm.params.version)
