@@ -33,7 +33,7 @@ if workflow.is_main_process:
     # What the run costs, before the first job (and in a dry run): jobs and CPU-hours per figure.
     import sys
 
-    from aimlib.resources import estimate
+    from aimlib.cost import estimate
 
     try:
         _cores = workflow._cores

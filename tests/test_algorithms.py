@@ -10,7 +10,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from aimlib import cli, model, prior, resources
+from aimlib import cli, cost, model, prior, resources
 from aimlib import config as cfg
 from aimlib import state_evolution as se
 from aimlib.algorithms import ALGORITHMS, Algorithm, aggregate_kinds, algorithm
@@ -163,9 +163,9 @@ def test_a_new_algorithm_through_the_registry_alone(monkeypatch, capsys):
     (g,) = plan.groups("prior_mean")
     assert g.alphas == (0.1, 0.2) and g.seeds == (0, 1)
     assert plan.options("prior_mean", "e") == {"scale": 1.0}
-    est = resources.estimate(conf)
+    est = cost.estimate(conf)
     assert est.jobs["e"] == 1 + 2 + 1  # figure, two data jobs, one aggregate
-    assert resources.data_job(g, 0.1, {"scale": 1.0}).mem_mb > 0
+    assert cost.data_job(g, 0.1, {"scale": 1.0}).mem_mb > 0
     monkeypatch.setattr(cli, "build_parser", cli.build_parser)
     status = cli.main(["prior_mean", "softmax", "--rho", "0.5", "--alpha", "0.1", "--d", "60",
                        "--format", "csv"])

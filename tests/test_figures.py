@@ -30,3 +30,16 @@ def test_unconverged_se_point_is_hollow_and_out_of_the_line():
     np.testing.assert_allclose(hollow[0].get_ydata(), [ds["error"].values[2]])
     assert "SE not converged" in [t.get_text() for t in ax.get_legend().get_texts()]
     plt.close(fig)
+
+
+def test_drawing_leaves_global_matplotlib_settings_alone(tmp_path):
+    """Figures are styled inside rc_context: the global rcParams are the same after drawing
+    and saving, and the figure's own text got the style's font size."""
+    before = dict(plt.rcParams)
+    ds = se.curve("softmax", [0.02, 0.05], 0.5, T=2)
+    fig = figures.fig2a({"se": [ds]}, style={"font_size": 13})
+    assert fig.axes[0].xaxis.label.get_fontsize() == 14  # axes.labelsize: font_size + 1
+    figures.save(fig, [tmp_path / "f.png"], dpi=50)
+    assert (tmp_path / "f.png").stat().st_size > 1000
+    after = dict(plt.rcParams)
+    assert {k for k in before if before[k] != after[k]} == set()

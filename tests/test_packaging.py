@@ -75,11 +75,11 @@ def test_theory_sections_cited_exist(root):
 
 #: The layers of aimlib's ``__init__`` docstring, from the bottom.
 LAYERS = [
-    {"validation", "options", "kernels", "gaussian", "progress"},
+    {"validation", "options", "kernels", "normal", "progress"},
     {"prior", "channels"},
     {"model", "state_evolution", "mismatched", "asymptotics", "generalisation"},
-    {"amp", "gd"},
-    {"config", "resources", "io", "jobs", "aggregate", "finite_size", "captions"},
+    {"amp", "gd", "spectral", "algorithms", "resources"},
+    {"config", "cost", "io", "jobs", "aggregate", "finite_size", "captions"},
     {"figures", "cli", "__main__"},
 ]
 
@@ -105,3 +105,44 @@ def test_modules_import_only_downward(root):
                 bad.append(f"{name} -> {dep}")
     assert not bad, bad
     assert {n.split(".")[0] for n in names} == set().union(*LAYERS)
+
+
+def test_import_graph_has_no_cycle(root):
+    """No module reaches itself through imports, lazy ones (inside functions) included."""
+    from aimlib.io import _imports
+
+    pkg = root / "src" / "aimlib"
+    names = sorted(".".join(p.relative_to(pkg).with_suffix("").parts).removesuffix(".__init__")
+                   for p in pkg.rglob("*.py") if p.name != "__init__.py" or p.parent != pkg)
+    graph = {n: {d for d in _imports(n) if d != n} for n in names}
+    state, cycles = {}, []
+
+    def visit(n, path):
+        state[n] = "open"
+        for d in sorted(graph.get(d_ := n, ())):
+            if state.get(d) == "open":
+                cycles.append(" -> ".join(path[path.index(d):] + [d]) if d in path
+                              else f"{d_} -> {d}")
+            elif d not in state:
+                visit(d, path + [d])
+        state[n] = "done"
+
+    for n in names:
+        if n not in state:
+            visit(n, [n])
+    assert not cycles, cycles
+
+
+def test_no_private_name_imported_across_modules(root):
+    """``from .x import _name`` only inside one module's own package of helpers: no module
+    imports another's private names."""
+    import ast
+
+    bad = []
+    for path in (root / "src" / "aimlib").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "")
+                                                    .startswith("aimlib")):
+                bad += [f"{path.name}: {a.name} from {node.module}" for a in node.names
+                        if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not bad, bad

@@ -6,6 +6,7 @@ import pytest
 import yaml
 
 from aimlib import config as cfg
+from aimlib import cost
 from aimlib import resources as res
 from aimlib.model import sizes
 
@@ -120,13 +121,13 @@ def test_cost_estimate_adds_up_the_per_run_models():
         "se": {"alpha": {"values": [0.1, 0.2, 0.3]}},
         "amp": {"d": 50, "seeds": 3, "damping": 0.0, "max_iter": 80,
                 "alpha": {"values": [0.5, 1.0]}}}}}
-    est = res.estimate(conf)
+    est = cost.estimate(conf)
     # jobs: one SE curve, two AMP points, one aggregate, the figure
     assert est.jobs == {"e": 5}
     amp_s = sum(3 * res.amp_seconds(50, sizes(a, 0.5, 50)[1], 2, "hardmax", iterations=80)
                 for a in (0.5, 1.0))
     assert est.by_stage["e"]["AMP"] == pytest.approx(amp_s / 3600)
-    assert est.by_stage["e"]["start-up"] == pytest.approx(5 * res.JOB_STARTUP_SECONDS / 3600)
-    assert est.by_stage["e"]["SE"] == pytest.approx(2 * 3 * res.SE_POINT_SECONDS / 3600)
+    assert est.by_stage["e"]["start-up"] == pytest.approx(5 * cost.JOB_STARTUP_SECONDS / 3600)
+    assert est.by_stage["e"]["SE"] == pytest.approx(2 * 3 * cost.SE_POINT_SECONDS / 3600)
     assert est.wall_hours(2) == pytest.approx(est.cpu_hours["e"] / 2)
     assert "e " in est.summary(2) and "wall time at 2 cores" in est.summary(2)

@@ -4,7 +4,7 @@ The package is layered; a module imports only from its own layer or the ones abo
 list (``tests/test_packaging.py`` checks it on the import graph):
 
 1. foundations -- ``validation`` (parameter checks), ``options`` (algorithm defaults),
-   ``kernels`` (shared numba loops), ``gaussian`` (normal and bivariate-normal functions in log
+   ``kernels`` (shared numba loops), ``normal`` (normal and bivariate-normal functions in log
    space), ``progress`` (progress bars);
 2. building blocks -- ``prior`` (the prior channel: spectral density, MMSE, rotation-invariant
    denoiser) and ``channels`` (one module per output channel -- softmax, hardmax, gaussian --

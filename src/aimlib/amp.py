@@ -142,7 +142,7 @@ class AMPResult:
         )
 
 
-class _Tokens:
+class Tokens:
     """All tokens in memory when they fit the budget, otherwise regenerated chunk by chunk."""
 
     def __init__(self, data: TeacherData, chunk: int, budget_bytes: float, dtype):
@@ -419,7 +419,7 @@ def run(
     general = onsager == "general" or (onsager == "auto" and variant == "density")
     if general and not hasattr(ch, "neg_divergence"):
         raise ValueError(f"onsager='general' needs dg/domega, not available for {ch.name}")
-    tokens = _Tokens(data, int(chunk), token_budget, dtype)
+    tokens = Tokens(data, int(chunk), token_budget, dtype)
     damp = float(damping)
     budget = int(max_iter)
     bar = open_bar(progress, budget, f"AMP {data.channel} d={data.d} alpha={data.alpha:.4g}",

@@ -90,10 +90,30 @@ def _inputs(inputs: Inputs, *kinds: str) -> list[list[xr.Dataset]]:
     return [list(inputs.get(k, ())) for k in kinds]
 
 
+def _rc(style: dict) -> dict:
+    """The matplotlib settings of a figure, applied with ``rc_context`` (no global state)."""
+    return {"font.size": style["font_size"], "axes.labelsize": style["font_size"] + 1,
+            "legend.fontsize": style["font_size"] - 1, "text.usetex": False,
+            "mathtext.fontset": "cm"}
+
+
+def _styled(draw_fn):
+    """Draw a figure inside ``matplotlib.rc_context`` with its style's settings, so that drawing
+    one figure never changes the next (or a user's own plots)."""
+    import functools
+
+    @functools.wraps(draw_fn)
+    def wrapper(inputs, *, axes=None, style=None):
+        rc = _rc(_style(style))
+        with plt.rc_context(rc):
+            fig = draw_fn(inputs, axes=axes, style=style)
+        fig.aimlib_rc = rc  # save() renders under the same settings (mathtext is drawn late)
+        return fig
+
+    return wrapper
+
+
 def _new(style: dict):
-    plt.rcParams.update({"font.size": style["font_size"], "axes.labelsize": style["font_size"] + 1,
-                         "legend.fontsize": style["font_size"] - 1, "text.usetex": False,
-                         "mathtext.fontset": "cm"})
     fig, ax = plt.subplots(figsize=(style["width"], style["height"]), layout="constrained")
     return fig, ax
 
@@ -224,6 +244,7 @@ def _paper_curves(ax, curves: Sequence[xr.Dataset], x: str, style: dict):
     return [c for c in curves if c.attrs.get("variant", "exact") != "density"]
 
 
+@_styled
 def fig1a(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Hardmax, T = 2: error against alpha for each rho; SE lines and AMP markers (mean +- std),
     and, thin and dashed, the curves as the paper computed them (density g_out)."""
@@ -244,6 +265,7 @@ def fig1a(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None 
     return fig
 
 
+@_styled
 def fig1b(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Hardmax, T = 2: SE error against alpha_bar = alpha / rho, with the rho -> 0 limit, and,
     thin and dashed, the curves as the paper computed them (density g_out)."""
@@ -266,6 +288,7 @@ def fig1b(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None 
     return fig
 
 
+@_styled
 def fig2a(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Softmax, T = 2: SE error against alpha for each rho, plus the rho = infinity line."""
     (curves,) = _inputs(inputs, "se")
@@ -286,6 +309,7 @@ def fig2a(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None 
     return fig
 
 
+@_styled
 def fig5(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Softmax SE for several T against alpha_bar = alpha (T^2 + T - 2): one curve for all T."""
     (curves,) = _inputs(inputs, "se")
@@ -325,6 +349,7 @@ def _softmax_panel(ax, curves, amp, gd, agd, s, key, color_of, tag, se_label):
                     ms=s["marker_size"] + 2, ls="none", label=f"{name} {tag(g)}")
 
 
+@_styled
 def fig2b(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Softmax: error against alpha_bar; SE line, AMP dots per T, GD (+) and AGD (x) per T."""
     curves, amp, gd, agd, spectral = _inputs(inputs, "se", "amp", "gd", "agd", "spectral")
@@ -347,6 +372,7 @@ def fig2b(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None 
     return fig
 
 
+@_styled
 def fig4(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Softmax at several beta: the single (beta-free) SE curve, AMP, GD and AGD at each beta."""
     curves, amp, gd, agd = _inputs(inputs, "se", "amp", "gd", "agd")
@@ -370,6 +396,7 @@ def fig4(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     return fig
 
 
+@_styled
 def fig6(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """The hardmax correction: SE with the exact g_out, SE as the paper computes it with the
     density g_out (assuming the Nishimori identities), the state evolution of AMP actually run
@@ -424,6 +451,7 @@ def _slope_fit(alpha: np.ndarray, mean: np.ndarray, sem: np.ndarray):
     return float(coef[0]), float(math.sqrt(cov[0, 0]))
 
 
+@_styled
 def fig7(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """How the hardmax error vanishes (docs/theory.md §9): (a) SE with the exact g_out (solid)
     and with the published density (dashed) against alpha, the two asymptotic laws (thin dashed
@@ -434,7 +462,6 @@ def fig7(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     from .asymptotics import large_alpha
 
     s = _style(style)
-    plt.rcParams.update({"font.size": s["font_size"], "mathtext.fontset": "cm"})
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(2 * s["width"], s["height"]),
                                  layout="constrained")
     ls = {"exact": "-", "density": "--"}
@@ -480,6 +507,7 @@ def fig7(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     return fig
 
 
+@_styled
 def fig8(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Test error on fresh samples (docs/theory.md §10), one panel per channel: the Bayes-optimal
     test error from SE with the Bayes predictor (solid) and the plug-in predictor (dashed),
@@ -490,7 +518,6 @@ def fig8(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     from .generalisation import bayes
 
     s = _style(style)
-    plt.rcParams.update({"font.size": s["font_size"], "mathtext.fontset": "cm"})
     chans = [c for c in ("softmax", "hardmax") if any(d.attrs["channel"] == c for d in curves)]
     fig, axs = plt.subplots(1, len(chans), figsize=(s["width"] * len(chans), s["height"]),
                             layout="constrained", squeeze=False)
@@ -534,6 +561,7 @@ def _rank_colors(values, cmap: str = "viridis"):
     return {v: cm(0.05 + 0.85 * i / max(len(vals) - 1, 1)) for i, v in enumerate(vals)}
 
 
+@_styled
 def fig3(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Finite size: (a, b) error against alpha per d with SE, softmax (AMP and AGD) and hardmax
     (AMP); (c) the gap |mean - SE| against 1/d at fixed alphas, log-log, with the fitted power law;
@@ -545,8 +573,6 @@ def fig3(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     """
     curves, amp, agd, finite_size = _inputs(inputs, "se", "amp", "agd", "finite_size")
     s = _style(style)
-    plt.rcParams.update({"font.size": s["font_size"], "axes.labelsize": s["font_size"] + 1,
-                         "legend.fontsize": s["font_size"] - 2, "mathtext.fontset": "cm"})
     fig, axs = plt.subplots(2, 2, figsize=(2 * s["width"], 2 * s["height"]), layout="constrained")
     dc = _rank_colors([int(a.attrs["d"]) for a in (*amp, *agd)])
     for ax, channel, tag in ((axs[0, 0], "softmax", "(a)"), (axs[0, 1], "hardmax", "(b)")):
@@ -648,6 +674,7 @@ def _fig3_gap_panels(ax_gap, ax_ext, finite_size, s) -> None:
     ax_ext.set_title(r"(d) $E_\infty + c\,d^{-k}$ at $1/d=0$ (bar) vs SE ($\star$)")
 
 
+@_styled
 def fig9(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """The Gaussian output channel (docs/theory.md §11): one panel per noise level Delta, SE
     error against alpha for each T (lines; the noiseless threshold ``alpha T (T + 1) =
@@ -656,7 +683,6 @@ def fig9(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     crosses and the line."""
     curves, amp, agd = _inputs(inputs, "se", "amp", "agd")
     s = _style(style)
-    plt.rcParams.update({"font.size": s["font_size"], "mathtext.fontset": "cm"})
     deltas = sorted({float(c.attrs["delta"]) for c in (*curves, *amp, *agd)})
     fig, axs = plt.subplots(1, len(deltas), figsize=(s["width"] * len(deltas), s["height"]),
                             layout="constrained", squeeze=False, sharey=True)
@@ -694,6 +720,12 @@ def fig9(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
 
 def save(fig, paths: Sequence[str | os.PathLike], dpi: int | None = None) -> None:
     """Save ``fig`` to each path (format from the suffix), atomically, then close it."""
+    with plt.rc_context(getattr(fig, "aimlib_rc", {})):
+        _save(fig, paths, dpi)
+    plt.close(fig)
+
+
+def _save(fig, paths, dpi) -> None:
     from .io import atomic_write
 
     for p in paths:
@@ -702,8 +734,6 @@ def save(fig, paths: Sequence[str | os.PathLike], dpi: int | None = None) -> Non
         meta = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
         atomic_write(p, lambda tmp, fmt=fmt, meta=meta: fig.savefig(tmp, dpi=dpi, format=fmt,
                                                                       metadata=meta))
-    plt.close(fig)
-
 
 
 #: The drawing function of each figure of the registry (:data:`aimlib.captions.FIGURES`).

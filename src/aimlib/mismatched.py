@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit
 
 from . import prior
-from .channels.hardmax import _C, _hardmax_slopes
+from .channels.hardmax import PAIR_CORRELATION, hardmax_slopes
 from .kernels import GAUSS_CUTOFF, gauss_sum_2d
 from .validation import check_rho
 
@@ -76,9 +76,9 @@ def _pattern_sums(u1, u2, sigma, r, sigma_t, density):
         s1 = 1.0 if i1 == 0 else -1.0
         for i2 in range(2):
             s2 = 1.0 if i2 == 0 else -1.0
-            c = s1 * s2 * _C
+            c = s1 * s2 * PAIR_CORRELATION
             # true law of the pattern given omega
-            lzt, e1, e2, _, _, _, _ = _hardmax_slopes(s1 * r * u1 / sigma_t,
+            lzt, e1, e2, _, _, _, _ = hardmax_slopes(s1 * r * u1 / sigma_t,
                                                       s2 * r * u2 / sigma_t, c, False)
             P = math.exp(lzt)
             if P == 0.0:
@@ -87,7 +87,7 @@ def _pattern_sums(u1, u2, sigma, r, sigma_t, density):
             gt22 = s2 * e2 / sigma_t
             gt12 = -(gt11 + gt22)
             # the algorithm's output function
-            _, D1, D2, d11, d12, d21, d22 = _hardmax_slopes(s1 * u1 / sigma, s2 * u2 / sigma,
+            _, D1, D2, d11, d12, d21, d22 = hardmax_slopes(s1 * u1 / sigma, s2 * u2 / sigma,
                                                              c, density)
             g11 = s1 * D1 / sigma
             g22 = s2 * D2 / sigma

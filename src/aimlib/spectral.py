@@ -88,14 +88,14 @@ def run(data: TeacherData, *, variant: str = "exact", chunk: int = CHUNK,
     progress : None
         Accepted for the common signature of the algorithms; a one-step run has no progress.
     """
-    from .amp import _Tokens, output_pass
+    from .amp import Tokens, output_pass
 
     if dtype not in ("float64", "float32"):
         raise ValueError(f"dtype must be float64 or float32, got dtype={dtype!r}")
     d, T, n, rho = data.d, data.T, data.n, data.rho
     ch = make_channel(data.channel, **{**data.ch.params, "variant": variant})
     Q0 = 1.0 + rho
-    tokens = _Tokens(data, int(chunk), token_budget, dtype)
+    tokens = Tokens(data, int(chunk), token_budget, dtype)
     g = np.zeros((n, T, T))
     B = output_pass(tokens, np.zeros((d, d)), ch, data.outputs(), g, np.zeros((n, T, T)), Q0)
     q_hat = ch.amp_q_hat(n / d**2, g, Q0)

@@ -2,6 +2,7 @@
 # aimlib.config (the plan: every job's parameters, keyed by its wildcards) so that the tests
 # exercise the same objects; nothing here reads the config directly.
 from aimlib import config as cfg
+from aimlib import cost
 from aimlib import resources as res
 from aimlib.algorithms import ALGORITHMS, aggregate_kinds, algorithm_of_kind
 from aimlib.captions import FIGURES, caption as figure_caption
@@ -153,7 +154,7 @@ def figure_inputs(wildcards):
 def _data_request(stage):
     def get(wildcards, attempt):
         g = PLAN.group(stage, wildcards)
-        return res.data_job(g, float(wildcards.alpha), PLAN.options(stage, g.experiment, g.d),
+        return cost.data_job(g, float(wildcards.alpha), PLAN.options(stage, g.experiment, g.d),
                             attempt=attempt)
 
     return get

@@ -17,16 +17,16 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from ..gaussian import _log_bvn, _log_ndtr
 from ..kernels import gauss_sum_2d
+from ..normal import log_bvn_scalar, log_ndtr_scalar
 from .base import Channel
 
 __all__ = ["Hardmax", "hardmax_second_moment", "hardmax_output", "one_hot", "hardmax_table",
-           "HARDMAX_STEP", "HARDMAX_TMAX"]
+           "hardmax_slopes", "PAIR_CORRELATION", "HARDMAX_STEP", "HARDMAX_TMAX"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
-_C = 1.0 / 3.0  # correlation of the two hardmax comparisons (before the sign pattern)
-_SQ1C = math.sqrt(1.0 - _C * _C)
+PAIR_CORRELATION = 1.0 / 3.0  # correlation of the two hardmax comparisons (before the sign pattern)
+_SQ1C = math.sqrt(1.0 - PAIR_CORRELATION * PAIR_CORRELATION)
 
 #: Trapezoid step (in the sinh-mapped variable) of the hardmax SE quadrature, and its range.
 HARDMAX_STEP = 0.15
@@ -54,18 +54,18 @@ def _hardmax_logs(k1, k2, c, density):
 
     ``density=True`` gives the published (incorrect) variant, ``N_i = phi_2(k1, k2; c)``.
     """
-    logz = _log_bvn(k1, k2, c)
+    logz = log_bvn_scalar(k1, k2, c)
     s = math.sqrt(1.0 - c * c)
     if density:
         ln = -(k1 * k1 + k2 * k2 - 2.0 * c * k1 * k2) / (2.0 * s * s) - _LOG_2PI - math.log(s)
         return logz, ln, ln
-    ln1 = -0.5 * k1 * k1 - 0.5 * _LOG_2PI + _log_ndtr((k2 - c * k1) / s)
-    ln2 = -0.5 * k2 * k2 - 0.5 * _LOG_2PI + _log_ndtr((k1 - c * k2) / s)
+    ln1 = -0.5 * k1 * k1 - 0.5 * _LOG_2PI + log_ndtr_scalar((k2 - c * k1) / s)
+    ln2 = -0.5 * k2 * k2 - 0.5 * _LOG_2PI + log_ndtr_scalar((k1 - c * k2) / s)
     return logz, ln1, ln2
 
 
 @njit(cache=True)
-def _hardmax_slopes(k1, k2, c, density):
+def hardmax_slopes(k1, k2, c, density):
     """``(log Z, D1, D2, dD1/dk1, dD1/dk2, dD2/dk1, dD2/dk2)`` with ``Z = Phi_2(k1, k2; c)``.
 
     ``D_i`` is the hardmax output function in kappa units (``d log Z / d k_i`` for the exact
@@ -73,11 +73,11 @@ def _hardmax_slopes(k1, k2, c, density):
     ``sum w dg/domega`` that a GAMP with a non-Bayes output function needs.
     """
     s = math.sqrt(1.0 - c * c)
-    lz = _log_bvn(k1, k2, c)
+    lz = log_bvn_scalar(k1, k2, c)
     t1 = (k2 - c * k1) / s
     t2 = (k1 - c * k2) / s
-    lp1 = _log_ndtr(t1)
-    lp2 = _log_ndtr(t2)
+    lp1 = log_ndtr_scalar(t1)
+    lp2 = log_ndtr_scalar(t2)
     e1 = math.exp(-0.5 * k1 * k1 - 0.5 * _LOG_2PI + lp1 - lz)  # exact D1
     e2 = math.exp(-0.5 * k2 * k2 - 0.5 * _LOG_2PI + lp2 - lz)
     if density:
@@ -101,9 +101,9 @@ def _hardmax_div_kernel(y11, y22, w11, w12, w22, V, density):
     for m in range(n):
         s1 = 1.0 if y11[m] > 0.5 else -1.0
         s2 = 1.0 if y22[m] > 0.5 else -1.0
-        _, _, _, d11, d12, d21, d22 = _hardmax_slopes(s1 * (w11[m] - w12[m]) / sd,
+        _, _, _, d11, d12, d21, d22 = hardmax_slopes(s1 * (w11[m] - w12[m]) / sd,
                                                       s2 * (w22[m] - w12[m]) / sd,
-                                                      s1 * s2 * _C, density)
+                                                      s1 * s2 * PAIR_CORRELATION, density)
         out[m] = -(3.0 * (d11 + d22) + s1 * s2 * (d12 + d21)) / (3.0 * V)
     return out
 
@@ -111,7 +111,7 @@ def _hardmax_div_kernel(y11, y22, w11, w12, w22, V, density):
 @njit(cache=True)
 def _pattern_term(k1, k2, s2, density):
     """``Z * (2 D1^2 + (D1 + s2 D2)^2 + 2 D2^2)`` for the sign pattern ``(+1, s2)``."""
-    c = s2 * _C
+    c = s2 * PAIR_CORRELATION
     logz, ln1, ln2 = _hardmax_logs(k1, k2, c, density)
     half = 0.5 * logz
     a = math.exp(ln1 - half)  # D1 * sqrt(Z)
@@ -151,7 +151,7 @@ def _hardmax_gout_kernel(y11, y22, w11, w12, w22, V, density):
         s2 = 1.0 if y22[m] > 0.5 else -1.0
         k1 = s1 * (w11[m] - w12[m]) / sd
         k2 = s2 * (w22[m] - w12[m]) / sd
-        lz, ln1, ln2 = _hardmax_logs(k1, k2, s1 * s2 * _C, density)
+        lz, ln1, ln2 = _hardmax_logs(k1, k2, s1 * s2 * PAIR_CORRELATION, density)
         a = s1 * math.exp(ln1 - lz) / sd
         b = s2 * math.exp(ln2 - lz) / sd
         g11[m] = a

@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numba import njit, vectorize
 
-__all__ = ["log_ndtr", "log_bvn_cdf", "bvn_cdf"]
+__all__ = ["log_ndtr", "log_bvn_cdf", "bvn_cdf", "log_ndtr_scalar", "log_bvn_scalar"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _SQRT2 = math.sqrt(2.0)
@@ -45,7 +45,7 @@ _ES_W = _ES_H * 0.5 * math.pi * np.cosh(_es_tau) * _ES_T
 
 
 @njit(cache=True)
-def _log_ndtr(x):
+def log_ndtr_scalar(x):
     if x > 0.0:
         return math.log1p(-0.5 * math.erfc(x / _SQRT2))
     if x > -37.0:
@@ -62,14 +62,14 @@ def _log_bvn_endpoint(h, k, r):
     s = math.sqrt(1.0 - r * r)
     A = (k - r * h) / s
     b = r / s
-    logPhiA = _log_ndtr(A)
+    logPhiA = log_ndtr_scalar(A)
     # Scale of the decay at t = 0: |h| + |b| * (inverse Mills ratio of A) + 1.
     mills = math.exp(-0.5 * A * A - _LOG_SQRT_2PI - logPhiA)
     scale = 1.0 / (-h + abs(b) * mills + 1.0)
     acc = 0.0
     for j in range(_ES_T.shape[0]):
         t = scale * _ES_T[j]
-        e = h * t - 0.5 * t * t + _log_ndtr(A + b * t) - logPhiA
+        e = h * t - 0.5 * t * t + log_ndtr_scalar(A + b * t) - logPhiA
         if e > -745.0:
             acc += _ES_W[j] * math.exp(e)
     acc *= scale
@@ -92,11 +92,11 @@ def _angle_ratio(h, k, r, L0):
 
 
 @njit(cache=True)
-def _log_bvn(h, k, r):
+def log_bvn_scalar(h, k, r):
     """log of the bivariate normal CDF Phi_2(h, k; r), |r| <= 0.9."""
     if h > k:
         h, k = k, h
-    L0 = _log_ndtr(h) + _log_ndtr(k)
+    L0 = log_ndtr_scalar(h) + log_ndtr_scalar(k)
     if r == 0.0:
         return L0
     if h > 0.0:
@@ -112,13 +112,13 @@ def _log_bvn(h, k, r):
 @vectorize(["float64(float64)"], cache=True)
 def log_ndtr(x):
     """``log Phi(x)``, accurate in both tails (numpy ufunc)."""
-    return _log_ndtr(x)
+    return log_ndtr_scalar(x)
 
 
 @vectorize(["float64(float64, float64, float64)"], cache=True)
 def log_bvn_cdf(h, k, r):
     """``log Phi_2(h, k; r)`` for ``|r| <= 0.9`` (numpy ufunc), accurate relative to ``Phi_2``."""
-    return _log_bvn(h, k, r)
+    return log_bvn_scalar(h, k, r)
 
 
 def bvn_cdf(h, k, r):
