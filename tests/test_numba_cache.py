@@ -8,11 +8,11 @@ import sys
 CHILD = r"""
 import sys
 from numba.core.registry import CPUDispatcher
-from aimlib import channels, gaussian, jobs, prior
+from aimlib import channels, jobs, kernels, normal, prior
 jobs.warm_numba_cache()
-misses = sum(len(obj.stats.cache_misses) for mod in (channels, gaussian, prior)
+misses = sum(len(obj.stats.cache_misses) for mod in (channels, kernels, normal, prior)
              for obj in vars(mod).values() if isinstance(obj, CPUDispatcher))
-hits = sum(len(obj.stats.cache_hits) for mod in (channels, gaussian, prior)
+hits = sum(len(obj.stats.cache_hits) for mod in (channels, kernels, normal, prior)
            for obj in vars(mod).values() if isinstance(obj, CPUDispatcher))
 print(misses, hits)
 """
