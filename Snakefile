@@ -13,7 +13,7 @@ if not workflow.overwrite_configfiles:
 
 # One line naming the key, the value and the rule it breaks (the schema completed from the channel
 # registry); then the library's defaults for what the config leaves out.
-from aimlib.config import check_schema, fill_defaults
+from aimlib.pipeline.config import check_schema, fill_defaults
 
 check_schema(config, workflow.source_path("config/schema.yaml"))
 fill_defaults(config)
@@ -33,7 +33,7 @@ if workflow.is_main_process:
     # What the run costs, before the first job (and in a dry run): jobs and CPU-hours per figure.
     import sys
 
-    from aimlib.cost import estimate
+    from aimlib.pipeline.cost import estimate
 
     try:
         _cores = workflow._cores
@@ -44,7 +44,7 @@ if workflow.is_main_process:
 
 onstart:
     # Compile the numba kernels once, before jobs start together and race to write the cache.
-    from aimlib.jobs import warm_numba_cache
+    from aimlib.pipeline.jobs import warm_numba_cache
 
     print(f"numba cache warm ({warm_numba_cache():.1f} s)")
 

@@ -6,9 +6,8 @@ import sys
 
 import pytest
 import xarray as xr
-from conftest import copy_workflow
-
 from aimlib.captions import FIGURES
+from conftest import copy_workflow
 
 FIGS = list(FIGURES)
 
@@ -124,9 +123,9 @@ def _check_drawn_data(workdir, fig):
     errors), exactly as cached."""
     import matplotlib.pyplot as plt
     import numpy as np
+    from aimlib.state_evolution import usable
 
     from aimlib import figures
-    from aimlib.state_evolution import usable
 
     inputs = _figure_inputs(workdir, fig)
     figure = figures.draw(fig, inputs)
@@ -191,10 +190,10 @@ def test_quick_preset_end_to_end(workdir):
 
 def test_code_versions_are_derived_from_each_rules_script(root):
     """Each rule with a script passes `script_version("<its script>")`: the code version closed
-    over the aimlib modules that script imports (`aimlib.io.script_modules`), so that a rule
-    re-runs exactly when the code its results depend on changes; and the closure follows
-    imports into the channel subpackage."""
-    from aimlib.io import module_closure, script_modules
+    over the aimlib modules that script imports (`aimlib.io.script_modules`); an algorithm's
+    rules pass `algorithm_version`, the closure of that algorithm's entry (lazy imports
+    included), so that a change to one algorithm re-runs only its jobs."""
+    from aimlib.io import code_version, module_closure, script_modules
 
     checked = 0
     for smk in (root / "workflow" / "rules").glob("*.smk"):
@@ -204,12 +203,20 @@ def test_code_versions_are_derived_from_each_rules_script(root):
                 continue
             assert f'version=script_version("{sm.group(1)}")' in block, block.split(":")[0]
             checked += 1
-    assert checked >= 8
-    assert {"aggregate", "amp", "generalisation", "io", "model"} <= set(
-        script_modules(root / "workflow" / "scripts" / "amp.py"))
-    closure = module_closure("amp")
-    assert {"channels.softmax", "channels.hardmax", "channels.gaussian", "options",
-            "kernels"} <= set(closure)
+    assert checked >= 4
+    algs = (root / "workflow" / "rules" / "algorithms.smk").read_text()
+    assert 'version=algorithm_version(_name, "run")' in algs
+    assert 'version=algorithm_version(_name, "aggregate")' in algs
+    run = root / "workflow" / "scripts" / "run.py"
+    assert {"pipeline.aggregate", "algorithms", "pipeline.io", "model"} <= set(
+        script_modules(run))
+    closure = module_closure("algorithms.amp_entry", skip=("algorithms.resources",))
+    assert {"algorithms.amp", "channels.softmax", "channels.hardmax", "channels.gaussian",
+            "core.options", "core.kernels", "theory.generalisation"} <= set(closure)
+    assert not {"algorithms.gd", "algorithms.spectral", "algorithms.resources"} & set(closure)
+    versions = {code_version(f"algorithms.{a}_entry", script=run, exclude=("algorithms",))
+                for a in ("amp", "gd", "spectral")}
+    assert len(versions) == 3
 
 
 def test_slope_fit_of_a_power_law():

@@ -25,8 +25,8 @@ import time
 
 import numpy as np
 
-from . import __version__
-from .channels import CHANNELS as _REGISTRY
+from aimlib import __version__
+from aimlib.channels import CHANNELS as _REGISTRY
 
 __all__ = ["build_parser", "main"]
 
@@ -94,7 +94,7 @@ def _cparams(args) -> dict:
 
 def _alphas(args, channel: str, rho: float, T: int | None) -> np.ndarray:
     """The sample ratios alpha = n / d^2 asked for, from --alpha, --alpha-bar or --grid."""
-    from .state_evolution import alpha_bar
+    from aimlib.theory.state_evolution import alpha_bar
 
     if args.grid is not None:
         lo, hi, num = args.grid
@@ -156,8 +156,8 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_se(args) -> int:
-    from . import mismatched
-    from . import state_evolution as se
+    from aimlib.theory import mismatched
+    from aimlib.theory import state_evolution as se
 
     alphas = _alphas(args, args.channel, args.rho, args.T)
     if args.variant == "mismatched":
@@ -170,7 +170,7 @@ def _cmd_se(args) -> int:
     if args.format == "netcdf":
         if not args.output:
             raise ValueError("--format netcdf needs --output FILE")
-        from .io import write_netcdf
+        from aimlib.pipeline.io import write_netcdf
 
         write_netcdf(ds, args.output, config={"command": "aimlib " + " ".join(args.argv)},
                      version=__version__)
@@ -194,7 +194,7 @@ def _cmd_se(args) -> int:
 
 
 def _cmd_thresholds(args) -> int:
-    from . import state_evolution as se
+    from aimlib.theory import state_evolution as se
 
     rows = []
     for rho in args.rho:
@@ -209,7 +209,7 @@ def _cmd_thresholds(args) -> int:
 
 
 def _cmd_mmse(args) -> int:
-    from . import prior
+    from aimlib import prior
 
     rows = [{"rho": args.rho, "delta": d, "mmse": float(prior.mmse(d, args.rho)),
              "Q0": prior.second_moment(args.rho)} for d in args.delta]
@@ -221,8 +221,8 @@ def _cmd_mmse(args) -> int:
 def _cmd_algorithm(args) -> int:
     """``aimlib <algorithm>``: one run per alpha on data drawn from ``--seed``, next to SE (and
     the algorithm's own prediction where it has one); exit status 3 if a run did not converge."""
-    from . import model
-    from .algorithms import ALGORITHMS
+    from aimlib import model
+    from aimlib.algorithms import ALGORITHMS
 
     alg = ALGORITHMS[args.command]
     alphas = _alphas(args, args.channel, args.rho, args.T)
@@ -300,7 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     output_args(p)
     p.set_defaults(func=_cmd_mmse)
 
-    from .algorithms import ALGORITHMS
+    from aimlib.algorithms import ALGORITHMS
 
     for name, alg in ALGORITHMS.items():
         p = sub.add_parser(name, formatter_class=_Formatter, help=alg.CLI_HELP,

@@ -21,10 +21,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .channels import Channel, channel_class, hardmax_output, make_channel, one_hot, softmax_output
-from .kernels import mix_tokens, pair_dots
-from .options import CHUNK
-from .validation import check_alpha, check_d, check_rho, check_seed
+from aimlib.channels import (
+    Channel,
+    channel_class,
+    hardmax_output,
+    make_channel,
+    one_hot,
+    softmax_output,
+)
+from aimlib.core.kernels import mix_tokens, pair_dots
+from aimlib.core.options import CHUNK
+from aimlib.core.validation import check_alpha, check_d, check_rho, check_seed
 
 __all__ = [
     "CHUNK",

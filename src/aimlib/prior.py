@@ -26,7 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .validation import check_rho
+from aimlib.core.validation import check_rho
 
 __all__ = [
     "second_moment",

@@ -12,7 +12,7 @@ for _name, _alg in ALGORITHMS.items():
             algorithm=_name,
             job=group_params(_name),
             base_seed=PLAN.base_seed,
-            version=script_version("run"),
+            version=algorithm_version(_name, "run"),
         log:
             f"logs/{_name}/{{experiment}}/{{channel}}_{{variant}}/"
             "T{T}_{cpar}_rho{rho}_d{d}_alpha{alpha}.log",
@@ -34,7 +34,7 @@ for _name, _alg in ALGORITHMS.items():
             agg_path(_name),
         params:
             algorithm=_name,
-            version=script_version("aggregate"),
+            version=algorithm_version(_name, "aggregate"),
         log:
             f"logs/{_name}_aggregate/{{experiment}}/{{kind}}_{{channel}}_{{variant}}_"
             "T{T}_{cpar}_rho{rho}_d{d}.log",

@@ -1,14 +1,14 @@
 # Helpers shared by the rules: file names and lookups in the job plan. The logic lives in
-# aimlib.config (the plan: every job's parameters, keyed by its wildcards) so that the tests
+# aimlib.pipeline (the plan: every job's parameters, keyed by its wildcards) so that the tests
 # exercise the same objects; nothing here reads the config directly.
-from aimlib import config as cfg
-from aimlib import cost
-from aimlib import resources as res
+from aimlib.pipeline import config as cfg
+from aimlib.pipeline import cost
+from aimlib.algorithms import resources as res
 from aimlib.algorithms import ALGORITHMS, aggregate_kinds, algorithm_of_kind
-from aimlib.captions import FIGURES, caption as figure_caption
+from aimlib.figures.registry import FIGURES, caption as figure_caption
 from aimlib.channels import CHANNELS
-from aimlib.io import code_version
-from aimlib.jobs import resolved_config
+from aimlib.pipeline.io import code_version
+from aimlib.pipeline.jobs import resolved_config
 
 cfg.check(config)
 PLAN = cfg.plan(config)
@@ -20,6 +20,15 @@ CPAR = "(" + "|".join(sorted({c.PARAM or "beta" for c in CHANNELS.values()})) + 
 def script_version(name):
     """Code version of a workflow script: the aimlib modules it imports, closed over imports."""
     return code_version(script=workflow.source_path(f"../scripts/{name}.py"))
+
+
+def algorithm_version(algorithm, script):
+    """Code version of one algorithm's jobs, run through ``script``: the script's imports
+    without the whole registry, plus that algorithm's entry module (closed over its imports,
+    lazy ones included), so that changing one algorithm re-runs only its own jobs."""
+    entry = ALGORITHMS[algorithm].__module__.removeprefix("aimlib.")
+    return code_version(entry, script=workflow.source_path(f"../scripts/{script}.py"),
+                        exclude=("algorithms",))
 
 
 wildcard_constraints:
@@ -78,7 +87,7 @@ def data_path(algorithm):
 def agg_path(algorithm):
     """The aggregate files of an algorithm: ``kind`` limited to its own kinds."""
     kinds = "|".join(ALGORITHMS[algorithm].AGGREGATES)
-    return AGG_PATH.replace("{kind}", "{kind," + kinds + "}")
+    return AGG_PATH.replace("{kind}", f"{{kind,{kinds}}}")
 
 
 def agg_files(experiment, kind):

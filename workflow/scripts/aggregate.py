@@ -1,9 +1,9 @@
 """Snakemake job: aggregate runs over seeds (mean, std, number converged per alpha)."""
 
-from aimlib.aggregate import aggregate_runs
 from aimlib.algorithms import ALGORITHMS
-from aimlib.io import read_cache, write_netcdf
-from aimlib.jobs import job_log, resolved_config
+from aimlib.pipeline.aggregate import aggregate_runs
+from aimlib.pipeline.io import read_cache, write_netcdf
+from aimlib.pipeline.jobs import job_log, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 

@@ -2,8 +2,8 @@
 
 import yaml
 
-from aimlib.io import atomic_write_text
-from aimlib.jobs import job_log
+from aimlib.pipeline.io import atomic_write_text
+from aimlib.pipeline.jobs import job_log
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 

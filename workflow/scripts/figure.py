@@ -1,8 +1,8 @@
 """Snakemake job: draw one figure of the registry from its cached data."""
 
 from aimlib import figures
-from aimlib.io import read_cache
-from aimlib.jobs import job_log
+from aimlib.pipeline.io import read_cache
+from aimlib.pipeline.jobs import job_log
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 

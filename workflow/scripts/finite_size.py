@@ -1,8 +1,8 @@
 """Snakemake job: gaps to SE against d, their power-law fit and the d -> infinity extrapolation."""
 
-from aimlib.finite_size import gap_dataset
-from aimlib.io import read_cache, write_netcdf
-from aimlib.jobs import job_log, resolved_config
+from aimlib.pipeline.finite_size import gap_dataset
+from aimlib.pipeline.io import read_cache, write_netcdf
+from aimlib.pipeline.jobs import job_log, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 

@@ -8,10 +8,10 @@ as :func:`aimlib.model.generate` gives anywhere), so the point needs no teacher 
 import sys
 
 from aimlib import model
-from aimlib.aggregate import stack_seeds
 from aimlib.algorithms import ALGORITHMS
-from aimlib.io import write_netcdf
-from aimlib.jobs import job_log, progress_callback, resolved_config
+from aimlib.pipeline.aggregate import stack_seeds
+from aimlib.pipeline.io import write_netcdf
+from aimlib.pipeline.jobs import job_log, progress_callback, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 

@@ -1,8 +1,8 @@
 """Snakemake job: one state-evolution curve."""
 
-from aimlib import mismatched, state_evolution
-from aimlib.io import write_netcdf
-from aimlib.jobs import JobFailure, job_log, resolved_config
+from aimlib.pipeline.io import write_netcdf
+from aimlib.pipeline.jobs import JobFailure, job_log, resolved_config
+from aimlib.theory import mismatched, state_evolution
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 

@@ -1,8 +1,8 @@
 """Snakemake job: the hardmax small-width limit curve."""
 
-from aimlib import state_evolution
-from aimlib.io import write_netcdf
-from aimlib.jobs import JobFailure, job_log, resolved_config
+from aimlib.pipeline.io import write_netcdf
+from aimlib.pipeline.jobs import JobFailure, job_log, resolved_config
+from aimlib.theory import state_evolution
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 

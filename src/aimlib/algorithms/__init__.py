@@ -9,10 +9,10 @@ class here and one line in :data:`ALGORITHMS` (README, "Adding an algorithm").
 
 from __future__ import annotations
 
-from .amp_entry import AMP
-from .base import OUTCOME_EXTRAS, Algorithm
-from .gd_entry import GD
-from .spectral_entry import Spectral
+from aimlib.algorithms.amp_entry import AMP
+from aimlib.algorithms.base import OUTCOME_EXTRAS, Algorithm
+from aimlib.algorithms.gd_entry import GD
+from aimlib.algorithms.spectral_entry import Spectral
 
 __all__ = ["ALGORITHMS", "Algorithm", "AMP", "GD", "Spectral", "algorithm", "aggregate_kinds",
            "algorithm_of_kind", "OUTCOME_EXTRAS"]

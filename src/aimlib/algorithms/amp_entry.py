@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..options import AMPOptions
-from .base import Algorithm, outcome
+from aimlib.algorithms.base import Algorithm, outcome
+from aimlib.core.options import AMPOptions
 
 __all__ = ["AMP"]
 
@@ -37,7 +37,7 @@ class AMP(Algorithm):
 
     @classmethod
     def dataset_attrs(cls, opts) -> dict:
-        from .. import amp
+        from aimlib.algorithms import amp
 
         return {**super().dataset_attrs(opts), "stop_reasons": " ".join(amp.STOP_REASONS)}
 
@@ -58,7 +58,7 @@ class AMP(Algorithm):
 
     @classmethod
     def options(cls, block, d=None) -> dict:
-        from ..resources import amp_dtype
+        from aimlib.algorithms.resources import amp_dtype
 
         opts = super().options(block)
         if d is not None:
@@ -67,20 +67,20 @@ class AMP(Algorithm):
 
     @classmethod
     def run(cls, data, *, variant="exact", progress=None, **opts):
-        from .. import amp
+        from aimlib.algorithms import amp
 
         return amp.run(data, variant=variant, progress=progress, **opts)
 
     @classmethod
     def resources(cls, d, n, T, r, channel, opts, *, runs=1, attempt=1):
-        from .. import resources as res
+        from aimlib.algorithms import resources as res
 
         return res.amp(d, n, T, channel, dtype=opts["dtype"], max_iter=opts["max_iter"],
                        runs=runs, attempt=attempt)
 
     @classmethod
     def seconds(cls, d, n, T, r, channel, opts) -> float:
-        from .. import resources as res
+        from aimlib.algorithms import resources as res
 
         return res.amp_seconds(d, n, T, channel, dtype=opts["dtype"],
                                iterations=min(res.EXPECTED_AMP_ITERATIONS, opts["max_iter"]))

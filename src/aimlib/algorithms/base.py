@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import ClassVar
 
-from ..options import resolve
+from aimlib.core.options import resolve
 
 __all__ = ["Algorithm", "OUTCOME_EXTRAS", "outcome"]
 
@@ -37,7 +37,7 @@ def outcome(data, S_hat, log, what: str, suffix: str = "") -> dict:
     for an estimate that is not finite."""
     import numpy as np
 
-    from .. import generalisation
+    from aimlib.theory import generalisation
 
     keys = ("m", "Q", "Q0", "test_error", "test_error_sem", "test_error_pred")
     if not np.all(np.isfinite(S_hat)):
@@ -81,7 +81,7 @@ class Algorithm:
     @classmethod
     def check_point(cls, channel: str, d: int, T: int) -> None:
         """``ValueError`` naming the problem if it cannot run at this point."""
-        from ..channels import CHANNELS
+        from aimlib.channels import CHANNELS
 
         if not cls.supports(CHANNELS[channel]):
             fit = [k for k, c in CHANNELS.items() if cls.supports(c)]
@@ -112,8 +112,8 @@ class Algorithm:
                   *, base_seed: int = 0, variant: str = "exact", **kw):
         """Draw teacher data from a seed and run; the channel's parameters (``beta``,
         ``delta``) go to the data, the rest to :meth:`run`."""
-        from ..channels import channel_class
-        from ..model import generate
+        from aimlib.channels import channel_class
+        from aimlib.model import generate
 
         cls.check_point(channel, d, T)
         cparams, opts = channel_class(channel).split_params(kw)
@@ -177,7 +177,7 @@ class Algorithm:
     def reference(cls, channel: str, alpha: float, rho: float, T: int, variant: str,
                   cparams: dict) -> dict:
         """What a run is compared with on the command line: the Bayes-optimal error (SE)."""
-        from ..state_evolution import solve
+        from aimlib.theory.state_evolution import solve
 
         kw = dict(cparams, **({"variant": variant} if cls.HAS_VARIANTS else {}))
         return {"SE": solve(channel, alpha, rho, T, **kw).error}

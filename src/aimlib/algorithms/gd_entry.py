@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..options import GDOptions
-from .base import OUTCOME_EXTRAS, Algorithm, outcome
+from aimlib.algorithms.base import OUTCOME_EXTRAS, Algorithm, outcome
+from aimlib.core.options import GDOptions
 
 __all__ = ["GD"]
 
@@ -56,20 +56,20 @@ class GD(Algorithm):
 
     @classmethod
     def run(cls, data, *, variant="exact", progress=None, **opts):
-        from .. import gd
+        from aimlib.algorithms import gd
 
         return gd.run(data, progress=progress, **opts)
 
     @classmethod
     def resources(cls, d, n, T, r, channel, opts, *, runs=1, attempt=1):
-        from .. import resources as res
+        from aimlib.algorithms import resources as res
 
         return res.gd(d, n, T, r, inits=opts["inits"], steps=opts["steps"], dtype=opts["dtype"],
                       runs=runs, attempt=attempt)
 
     @classmethod
     def seconds(cls, d, n, T, r, channel, opts) -> float:
-        from .. import resources as res
+        from aimlib.algorithms import resources as res
 
         return res.gd_seconds(d, n, T, r, inits=opts["inits"], steps=opts["steps"],
                               dtype=opts["dtype"])

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..options import SpectralOptions
-from .base import Algorithm, outcome
+from aimlib.algorithms.base import Algorithm, outcome
+from aimlib.core.options import SpectralOptions
 
 __all__ = ["Spectral"]
 
@@ -31,19 +31,19 @@ class Spectral(Algorithm):
 
     @classmethod
     def dataset_attrs(cls, opts) -> dict:
-        from .. import spectral
+        from aimlib.algorithms import spectral
 
         return {**super().dataset_attrs(opts), "stop_reasons": " ".join(spectral.STOP_REASONS)}
 
     @classmethod
     def run(cls, data, *, variant="exact", progress=None, **opts):
-        from .. import spectral
+        from aimlib.algorithms import spectral
 
         return spectral.run(data, variant=variant, **opts)
 
     @classmethod
     def _model(cls, d, n, T, opts):
-        from .. import resources as res
+        from aimlib.algorithms import resources as res
 
         item = 4 if opts["dtype"] == "float32" else 8
         tokens = n * T * d * item
@@ -57,8 +57,8 @@ class Spectral(Algorithm):
 
     @classmethod
     def resources(cls, d, n, T, r, channel, opts, *, runs=1, attempt=1):
-        from .. import resources as res
-        from ..channels import CHANNELS
+        from aimlib.algorithms import resources as res
+        from aimlib.channels import CHANNELS
 
         mem, seconds = cls._model(d, n, T, opts)
         return res.request(mem, runs * (seconds + CHANNELS[channel].G_OUT_SECONDS * n),
@@ -66,13 +66,13 @@ class Spectral(Algorithm):
 
     @classmethod
     def seconds(cls, d, n, T, r, channel, opts) -> float:
-        from ..channels import CHANNELS
+        from aimlib.channels import CHANNELS
 
         return cls._model(d, n, T, opts)[1] + CHANNELS[channel].G_OUT_SECONDS * n
 
     @classmethod
     def job(cls, data, variant, opts, log, progress=None):
-        from ..state_evolution import one_step
+        from aimlib.theory.state_evolution import one_step
 
         res = cls.run(data, variant=variant, **opts)
         params = {k: v for k, v in data.ch.params.items() if k != "T"}
@@ -91,7 +91,7 @@ class Spectral(Algorithm):
 
     @classmethod
     def reference(cls, channel, alpha, rho, T, variant, cparams) -> dict:
-        from ..state_evolution import one_step
+        from aimlib.theory.state_evolution import one_step
 
         kw = dict(cparams, **({"variant": variant} if variant != "exact" else {}))
         return {"one_step_SE": one_step(channel, alpha, rho, T, **kw),

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from .base import Channel, check_T, pair_weights
-from .gaussian import Gaussian
-from .hardmax import (
+from aimlib.channels.base import Channel, check_T, pair_weights
+from aimlib.channels.gaussian import Gaussian
+from aimlib.channels.hardmax import (
     HARDMAX_STEP,
     HARDMAX_TMAX,
     Hardmax,
@@ -20,7 +20,7 @@ from .hardmax import (
     hardmax_second_moment,
     one_hot,
 )
-from .softmax import Softmax, softmax_output
+from aimlib.channels.softmax import Softmax, softmax_output
 
 __all__ = [
     "CHANNELS",

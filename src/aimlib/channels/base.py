@@ -21,7 +21,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..validation import check_positive
+from aimlib.core.validation import check_positive
 
 __all__ = ["Channel", "TestError", "normal_rule", "pair_weights", "check_T"]
 

@@ -17,9 +17,9 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from ..kernels import gauss_sum_2d
-from ..normal import log_bvn_scalar, log_ndtr_scalar
-from .base import Channel
+from aimlib.channels.base import Channel
+from aimlib.core.kernels import gauss_sum_2d
+from aimlib.core.normal import log_bvn_scalar, log_ndtr_scalar
 
 __all__ = ["Hardmax", "hardmax_second_moment", "hardmax_output", "one_hot", "hardmax_table",
            "hardmax_slopes", "PAIR_CORRELATION", "HARDMAX_STEP", "HARDMAX_TMAX"]
@@ -308,7 +308,7 @@ class Hardmax(Channel):
     def plugin_test_error(self, m: float, Q: float, Q0: float, predictor: str = "plugin"):
         """Closed form: a row's argmax differs with probability ``arccos(c) / pi``,
         ``c = m / sqrt(Q Q0)``, and a differing one-hot row counts 2."""
-        from .base import TestError
+        from aimlib.channels.base import TestError
 
         if predictor not in ("plugin", "argmax"):
             raise ValueError(f"predictor={predictor!r} is not a plug-in hardmax predictor")
@@ -321,7 +321,7 @@ class Hardmax(Channel):
         ``2 p (1 - p)``."""
         from scipy import special
 
-        from .base import TestError, normal_rule
+        from aimlib.channels.base import TestError, normal_rule
 
         V = max(Q0 - q, 0.0)
         if V == 0.0:

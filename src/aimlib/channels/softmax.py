@@ -16,9 +16,9 @@ import numpy as np
 from numba import njit
 from scipy import special
 
-from ..kernels import layer_scratch, mix_block, pair_block
-from ..prior import mmse_slope
-from .base import Channel, pair_weights
+from aimlib.channels.base import Channel, pair_weights
+from aimlib.core.kernels import layer_scratch, mix_block, pair_block
+from aimlib.prior import mmse_slope
 
 __all__ = ["Softmax", "softmax_output", "softmax_layer"]
 
@@ -119,7 +119,7 @@ class Softmax(Channel):
 
     # -------------------------------------------------------------- test error (§10)
     def plugin_test_error(self, m: float, Q: float, Q0: float, predictor: str = "plugin"):
-        from .base import TestError, normal_rule
+        from aimlib.channels.base import TestError, normal_rule
 
         if predictor != "plugin":
             raise ValueError(f"predictor={predictor!r} is not a softmax predictor")
@@ -134,7 +134,7 @@ class Softmax(Channel):
         return _rqmc(m, Q, Q0, self.T, self.beta, bayes=False)
 
     def bayes_test_error(self, q: float, Q0: float):
-        from .base import TestError, normal_rule
+        from aimlib.channels.base import TestError, normal_rule
 
         V = max(Q0 - q, 0.0)
         if self.T == 2:
@@ -166,7 +166,7 @@ def _rqmc(m: float, Q: float, Q0: float, T: int, beta: float, *, bayes: bool):
     ``Var h_ab = .`` (the other entries of the row), times ``T`` rows."""
     from scipy.stats import qmc
 
-    from .base import TestError
+    from aimlib.channels.base import TestError
 
     wvec = np.ones(T)
     wvec[0] = 2.0  # the row's diagonal entry first (the softmax does not care where it is)

@@ -121,7 +121,7 @@ def extrapolate(d: Sequence[float], mean: Sequence[float], sem: Sequence[float],
 def _se_at(curves: Sequence[xr.Dataset], channel: str, alpha: float) -> float:
     """SE error of ``channel`` at ``alpha`` (interpolated between usable points); NaN where the
     SE point did not converge, so that no fit uses it."""
-    from .state_evolution import usable
+    from aimlib.theory.state_evolution import usable
 
     for c in curves:
         if c.attrs["channel"] == channel and c.attrs.get("variant", "exact") == "exact":

@@ -19,13 +19,23 @@ from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
-from scipy.optimize import brentq
 
-from . import prior
-from .channels import Hardmax, Softmax, hardmax_second_moment, make_channel
-from .channels.softmax import perfect_recovery_alpha_bar
-from .options import SE_TOL
-from .validation import check_alpha, check_rho
+from aimlib import prior
+from aimlib.channels import make_channel
+from aimlib.channels.softmax import perfect_recovery_alpha_bar
+from aimlib.core.validation import check_alpha, check_rho
+from aimlib.theory.fixed_point import (  # noqa: F401  (re-exported)
+    SE_STOP_REASONS,
+    TOL,
+    FixedPointResult,
+    fixed_point,
+)
+from aimlib.theory.small_width import (  # noqa: F401  (re-exported)
+    SmallWidthResult,
+    small_width_curve,
+    small_width_solve,
+    small_width_threshold,
+)
 
 __all__ = [
     "SE_STOP_REASONS",
@@ -44,134 +54,14 @@ __all__ = [
     "small_width_threshold",
     "small_width_solve",
     "small_width_curve",
+    "SmallWidthResult",
+    "TOL",
 ]
 
-#: Tolerance on ``|F(q) - q|`` for every fixed point.
-TOL = SE_TOL
 #: Relative distance of the informed start from perfect recovery: ``V0 = INFORMED_V * Q0``.
 INFORMED_V = 1e-6
 #: Two starts disagreeing by more than this (in error) signal a first-order transition.
 DISAGREE = 1e-6
-
-
-#: Why a fixed-point solve stopped (``FixedPointResult.stop_reason``; the ``stop_reason`` codes
-#: of an SE curve index this tuple): the tolerance was met, the evaluation budget was spent, or
-#: the map returned a non-finite value (a channel's ``q_hat`` or the prior's MMSE failed).
-SE_STOP_REASONS = ("converged", "max_iter", "nan")
-
-
-@dataclass(frozen=True)
-class FixedPointResult:
-    """Result of :func:`fixed_point`: the fixed point, work done, whether it converged, and why
-    it stopped (one of :data:`SE_STOP_REASONS`; ``q`` is NaN after ``"nan"``)."""
-
-    q: float
-    iterations: int
-    converged: bool
-    residual: float
-    stop_reason: str = "converged"
-
-
-class _NonFinite(Exception):
-    """The map returned a non-finite value."""
-
-
-def fixed_point(
-    F: Callable[[float], float],
-    q0: float,
-    lo: float,
-    hi: float,
-    tol: float = TOL,
-    max_iter: int = 5000,
-) -> FixedPointResult:
-    """Solve ``q = F(q)`` for a monotone increasing map ``F`` of ``[lo, hi]`` into itself.
-
-    From ``q0`` the iteration ``q <- F(q)`` moves monotonically to the nearest fixed point in the
-    direction of ``F(q0) - q0``.  Every two steps an Aitken extrapolation ``z`` is tried: if the
-    residual changes sign at ``z``, the fixed point is bracketed and finished with Brent's method;
-    otherwise the iteration continues from ``z``.  A step counts as converged when
-    ``|F(q) - q| < tol`` *and* the residuals contract (ratio ``lam < 1``) with an extrapolated
-    distance ``|F(q) - q| lam / (1 - lam)`` below ``tol``: near a marginally stable point the steps
-    are tiny without the iterate being close, and the first criterion alone stops there.
-    ``iterations`` counts evaluations of ``F``.
-
-    Parameters
-    ----------
-    F : callable
-        The map; must be increasing on ``[lo, hi]``.
-    q0 : float
-        Start point.
-    lo, hi : float
-        Bounds of the domain.
-    tol : float
-        Convergence criterion.
-    max_iter : int
-        Maximum number of evaluations of ``F``.
-    """
-    evals = 0
-
-    def resid(x: float) -> float:
-        nonlocal evals
-        evals += 1
-        r = F(x) - x
-        if not math.isfinite(r):
-            raise _NonFinite
-        return r
-
-    try:
-        return _iterate(resid, lambda: evals, q0, lo, hi, tol, max_iter)
-    except _NonFinite:
-        return FixedPointResult(math.nan, evals, False, math.nan, "nan")
-
-
-def _iterate(resid, evaluations, q0, lo, hi, tol, max_iter) -> FixedPointResult:
-    """The iteration of :func:`fixed_point` on the residual ``F(q) - q``."""
-
-    def bracket(a: float, b: float) -> FixedPointResult:
-        a, b = min(a, b), max(a, b)
-        if b - a < tol:
-            return FixedPointResult(0.5 * (a + b), evaluations(), True, b - a)
-        root, info = brentq(resid, a, b, xtol=0.01 * tol, rtol=4 * np.finfo(float).eps,
-                            maxiter=max(10, max_iter - evaluations()), full_output=True, disp=False)
-        res = abs(resid(root))
-        ok = bool(info.converged and res < 10 * tol)
-        return FixedPointResult(float(root), evaluations(), ok, res,
-                                "converged" if ok else "max_iter")
-
-    x = min(max(float(q0), lo), hi)
-    r = resid(x)
-    r_prev = math.nan
-    hist: list[float] = [x]
-    while evaluations() < max_iter:
-        if r == 0.0:
-            return FixedPointResult(x, evaluations(), True, 0.0)
-        lam = r / r_prev if r_prev == r_prev and r_prev != 0.0 else math.nan
-        if abs(r) < tol and 0.0 <= lam < 1.0 and abs(r) * lam / (1.0 - lam) < tol:
-            return FixedPointResult(x + r, evaluations(), True, abs(r))
-        sgn = 1.0 if r > 0 else -1.0
-        y = min(max(x + r, lo), hi)
-        hist.append(y)
-        ry = resid(y)
-        if ry == 0.0:
-            return FixedPointResult(y, evaluations(), True, 0.0)
-        if math.copysign(1.0, ry) != sgn:
-            return bracket(x, y)  # the fixed point lies between x and y
-        x, r_prev, r = y, r, ry
-        if len(hist) >= 3:
-            a, b, c = hist[-3], hist[-2], hist[-1]
-            denom = c - 2.0 * b + a
-            if denom != 0.0 and (c - b) * (b - a) > 0:
-                z = c - (c - b) ** 2 / denom
-                if (z - c) * sgn > 0:
-                    z = min(max(z, lo), hi)
-                    rz = resid(z)
-                    if rz == 0.0:
-                        return FixedPointResult(z, evaluations(), True, 0.0)
-                    if math.copysign(1.0, rz) != sgn:
-                        return bracket(x, z)
-                    x, r_prev, r = z, math.nan, rz
-                    hist = [z]
-    return FixedPointResult(x + r, evaluations(), False, abs(r), "max_iter")
 
 
 @dataclass(frozen=True)
@@ -464,63 +354,6 @@ def perfect_recovery_threshold(channel: str, rho: float, T: int | None = None,
         check_rho(rho))
 
 
-def small_width_threshold(variant: str = "exact") -> float:
-    """Weak-recovery threshold of the hardmax small-width limit, ``1 / (2 E[sum w g^2])`` at
-    ``q = 0, V = 1`` (about 0.4034; 0.5633 with the published density ``g_out``)."""
-    Hardmax(variant=variant)  # validates the variant
-    return 1.0 / (2.0 * hardmax_second_moment(0.0, 1.0, density=(variant == "density")))
-
-
-@dataclass(frozen=True)
-class SmallWidthResult:
-    """Fixed point of the rho -> 0 hardmax equations at one ``alpha_bar``."""
-
-    alpha_bar: float
-    error: float
-    q: float
-    iterations: int
-    converged: bool
-
-
-def small_width_solve(abar: float, variant: str = "exact", tol: float = TOL) -> SmallWidthResult:
-    """Hardmax small-width limit at ``alpha_bar = alpha / rho``: ``Q0 = 1``,
-    ``q = (1 - t)^2`` for ``t < 1`` (else 0), ``t = 1 / (2 alpha_bar E[sum w g^2](q, 1 - q))``."""
-    abar = float(abar)
-    if not (abar > 0 and math.isfinite(abar)):
-        raise ValueError(f"alpha_bar must be a positive finite number, got alpha_bar={abar!r}")
-    dens = variant == "density"
-    Hardmax(variant=variant)
-
-    def F(q: float) -> float:
-        V = 1.0 - q
-        if V <= 0:
-            return 1.0
-        t = 1.0 / (2.0 * abar * hardmax_second_moment(q, V, density=dens))
-        return (1.0 - t) ** 2 if t < 1.0 else 0.0
-
-    res = fixed_point(F, 0.0, 0.0, 1.0, tol=tol)
-    return SmallWidthResult(abar, 1.0 - res.q, res.q, res.iterations, res.converged)
-
-
-def small_width_curve(alpha_bars, variant: str = "exact", tol: float = TOL) -> xr.Dataset:
-    """:func:`small_width_solve` over a grid, as a Dataset on coordinate ``alpha_bar``."""
-    ab = np.asarray(alpha_bars, dtype=np.float64).ravel()
-    res = [small_width_solve(v, variant, tol) for v in ab]
-    ds = xr.Dataset(
-        {
-            "error": ("alpha_bar", np.array([r.error for r in res])),
-            "q": ("alpha_bar", np.array([r.q for r in res])),
-            "iterations": ("alpha_bar", np.array([r.iterations for r in res], dtype=np.int64)),
-            "converged": ("alpha_bar", np.array([r.converged for r in res], dtype=np.int8)),
-        },
-        coords={"alpha_bar": ab},
-    )
-    ds.attrs.update(channel="hardmax", rho=0.0, T=2, variant=variant, tol=float(tol),
-                    threshold=small_width_threshold(variant))
-    return ds
-
-
-__all__ += ["SmallWidthResult", "Softmax", "Hardmax"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -545,7 +378,7 @@ def test_error(channel: str, alpha: float, rho: float, T: int | None = None, bet
     float
         See :mod:`aimlib.generalisation` for the integrals and their error estimates.
     """
-    from . import generalisation
+    from aimlib.theory import generalisation
 
     res = solve(channel, alpha, rho, T, beta, **params)
     return generalisation.bayes(channel, min(res.q, 1.0 + rho), rho, res.T, beta, predictor,

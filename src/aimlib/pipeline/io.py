@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import __version__
+from aimlib import __version__
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -21,13 +21,24 @@ if TYPE_CHECKING:
 __all__ = ["CacheError", "read_cache", "code_version", "write_netcdf", "read_netcdf",
            "atomic_write", "atomic_write_text"]
 
-_PKG = Path(__file__).resolve().parent
+_PKG = Path(__file__).resolve().parent.parent
+
+
+def real_name(name: str) -> str:
+    """A module's own dotted name below aimlib: an old flat name (``"amp"``) is resolved to
+    the module it names now (``"algorithms.amp"``, :data:`aimlib.MOVED`)."""
+    from aimlib import MOVED
+
+    top, _, rest = name.partition(".")
+    if top in MOVED:
+        return MOVED[top] + ("." + rest if rest else "")
+    return name
 
 
 def _file(name: str) -> Path:
-    """Source file of module ``name`` (dotted, relative to aimlib: ``"amp"``,
-    ``"channels.softmax"``; a package is its ``__init__.py``)."""
-    base = _PKG.joinpath(*name.split("."))
+    """Source file of module ``name`` (dotted, relative to aimlib: ``"algorithms.amp"``,
+    ``"channels.softmax"``, or an old flat name; a package is its ``__init__.py``)."""
+    base = _PKG.joinpath(*real_name(name).split("."))
     return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
 
 
@@ -38,9 +49,10 @@ def _exists(name: str) -> bool:
 def _imports(name: str) -> set[str]:
     """The aimlib modules that module ``name`` imports (relative imports of any level,
     ``import aimlib.x``, ``from aimlib import x``), read from its source with :mod:`ast`
-    (imports inside functions too)."""
+    (imports inside functions too), by their own names (:func:`real_name`)."""
     import ast
 
+    name = real_name(name)
     path = _file(name)
     tree = ast.parse(path.read_text())
     # the package a relative import of level 1 starts from
@@ -62,13 +74,18 @@ def _imports(name: str) -> set[str]:
         elif isinstance(node, ast.Import):
             out.update(".".join(a.name.split(".")[1:]) for a in node.names
                        if a.name.startswith("aimlib."))
-    return {m for m in out if m and _exists(m)}
+    return {real_name(m) for m in out if m and _exists(m)}
 
 
 def _candidates(parts: list[str], names) -> set[str]:
-    """``from <parts> import <names>``: the module itself and any names that are submodules."""
-    out = {".".join(parts)} if parts else set()
-    out.update(".".join([*parts, a.name]) for a in names)
+    """``from <parts> import <names>``: the names that are submodules, and the module itself
+    when some name is not one (a package whose submodules alone are imported is not counted:
+    its ``__init__`` re-exports do not make a dependency)."""
+    subs = {".".join([*parts, a.name]) for a in names}
+    found = {m for m in subs if _exists(m)}
+    out = set(found)
+    if parts and len(found) < len(subs):
+        out.add(".".join(parts))
     return out
 
 
@@ -82,11 +99,17 @@ def script_modules(path: str | os.PathLike) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "aimlib":
             used |= _candidates(node.module.split(".")[1:], node.names)
-    return sorted(m for m in used if m and _exists(m) and m not in ("jobs", "resources"))
+    return sorted({real_name(m) for m in used if m and _exists(m)} - set(PLUMBING))
 
 
-def module_closure(*modules: str) -> list[str]:
-    """The named modules and every aimlib module they import, transitively, sorted."""
+#: Modules that cannot change a result (job logging and progress; the resource models: a
+#: request, not a computation); code versions neither hash them nor follow their imports.
+PLUMBING = ("pipeline.jobs", "algorithms.resources")
+
+
+def module_closure(*modules: str, skip: tuple[str, ...] = ()) -> list[str]:
+    """The named modules and every aimlib module they import, transitively, sorted; the
+    ``skip`` modules are neither included nor followed."""
     seen: set[str] = set()
     todo = list(modules)
     while todo:
@@ -95,23 +118,29 @@ def module_closure(*modules: str) -> list[str]:
             continue
         if not _exists(name):
             raise ValueError(f"aimlib has no module {name!r}")
+        name = real_name(name)
+        if name in skip:
+            continue
         seen.add(name)
         todo.extend(_imports(name) - seen)
     return sorted(seen)
 
 
-def code_version(*modules: str, script: str | os.PathLike | None = None) -> str:
+def code_version(*modules: str, script: str | os.PathLike | None = None,
+                 exclude: tuple[str, ...] = ()) -> str:
     """Version string of the package plus a hash of the named modules' source files and of every
     aimlib module they import (transitively, :func:`module_closure`).
 
     ``code_version("amp")`` changes when ``amp.py`` or anything it imports changes, so a Snakemake
     rule that passes it as a ``params:`` entry re-runs exactly when the code its results depend on
     changes.  ``script=`` adds the modules a workflow script imports (:func:`script_modules`), so
-    a rule's list is derived from its script.  With no names, every module of the package is
-    hashed.
+    a rule's list is derived from its script; ``exclude`` drops some of the script's imports
+    (the algorithm registry, for a rule that runs one algorithm: it passes that algorithm's entry
+    module instead).  With no names, every module of the package is hashed.
     """
-    names = list(modules) + (script_modules(script) if script is not None else [])
-    names = module_closure(*names) if names else sorted(
+    from_script = script_modules(script) if script is not None else []
+    names = list(modules) + [m for m in from_script if m not in {real_name(e) for e in exclude}]
+    names = module_closure(*names, skip=PLUMBING) if names else sorted(
         ".".join(p.relative_to(_PKG).with_suffix("").parts).removesuffix(".__init__")
         for p in _PKG.rglob("*.py"))
     h = hashlib.sha256()

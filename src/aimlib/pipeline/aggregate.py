@@ -88,7 +88,7 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error",
         if k not in skip:
             ds.attrs[k] = v
     if {"channel", "T", "rho"} <= set(ds.attrs):
-        from .channels import channel_class
+        from aimlib.channels import channel_class
 
         factor = channel_class(str(ds.attrs["channel"]))(T=int(ds.attrs["T"])).alpha_bar_factor(
             float(ds.attrs["rho"]))

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import prior
-from .channels import channel_class, make_channel
-from .model import TeacherData, generate
-from .options import CHUNK, TOKEN_BUDGET, SpectralOptions
+from aimlib import prior
+from aimlib.channels import channel_class, make_channel
+from aimlib.core.options import CHUNK, TOKEN_BUDGET, SpectralOptions
+from aimlib.model import TeacherData, generate
 
 __all__ = ["SpectralResult", "STOP_REASONS", "run", "run_point"]
 
@@ -88,7 +88,7 @@ def run(data: TeacherData, *, variant: str = "exact", chunk: int = CHUNK,
     progress : None
         Accepted for the common signature of the algorithms; a one-step run has no progress.
     """
-    from .amp import Tokens, output_pass
+    from aimlib.algorithms.amp import Tokens, output_pass
 
     if dtype not in ("float64", "float32"):
         raise ValueError(f"dtype must be float64 or float32, got dtype={dtype!r}")

@@ -48,11 +48,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from . import prior
-from .channels import channel_class, make_channel, pair_weights
-from .model import TeacherData, attention_indices, generate, mix_tokens
-from .options import CHUNK, TOKEN_BUDGET, AMPOptions
-from .progress import open_bar
+from aimlib import prior
+from aimlib.channels import channel_class, make_channel, pair_weights
+from aimlib.core.options import CHUNK, TOKEN_BUDGET, AMPOptions
+from aimlib.core.progress import open_bar
+from aimlib.model import TeacherData, attention_indices, generate, mix_tokens
 
 __all__ = ["AMPResult", "run", "run_point", "output_pass"]
 

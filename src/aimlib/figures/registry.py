@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .algorithms import ALGORITHMS, aggregate_kinds
+from aimlib.algorithms import ALGORITHMS, aggregate_kinds
 
 __all__ = ["FigureSpec", "FIGURES", "INPUT_KINDS", "caption"]
 

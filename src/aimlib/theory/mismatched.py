@@ -42,10 +42,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from . import prior
-from .channels.hardmax import PAIR_CORRELATION, hardmax_slopes
-from .kernels import GAUSS_CUTOFF, gauss_sum_2d
-from .validation import check_rho
+from aimlib import prior
+from aimlib.channels.hardmax import PAIR_CORRELATION, hardmax_slopes
+from aimlib.core.kernels import GAUSS_CUTOFF, gauss_sum_2d
+from aimlib.core.validation import check_rho
 
 __all__ = ["MismatchedResult", "output_update", "input_update", "solve", "curve"]
 

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .channels import make_channel
-from .channels.base import NORMAL_RANGE, NORMAL_STEP, TestError, normal_rule
-from .options import CHUNK
-from .validation import check_rho
+from aimlib.channels import make_channel
+from aimlib.channels.base import NORMAL_RANGE, NORMAL_STEP, TestError, normal_rule
+from aimlib.core.options import CHUNK
+from aimlib.core.validation import check_rho
 
 __all__ = ["TestError", "Evaluation", "from_overlaps", "bayes", "evaluate", "normal_rule",
            "PREDICTORS", "NORMAL_STEP", "NORMAL_RANGE"]
@@ -119,7 +119,7 @@ def evaluate(data, S_hat: np.ndarray, n_test: int = N_TEST,
     """Measure the plug-in test error of ``S_hat`` on ``n_test`` fresh samples of ``data``'s
     teacher (by default drawn from the data's own seed, spawn key 3, so runs are reproducible),
     and predict it from the estimate's overlaps."""
-    from .model import attention_indices
+    from aimlib.model import attention_indices
 
     if rng is None:
         rng = np.random.default_rng(np.random.SeedSequence(list(data.token_entropy),

@@ -36,9 +36,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import prior
-from .channels import Softmax
-from .validation import check_rho
+from aimlib import prior
+from aimlib.channels import Softmax
+from aimlib.core.validation import check_rho
 
 __all__ = ["PowerLaw", "large_alpha", "near_perfect_recovery", "mmse_slope", "mmse_curvature",
            "strip_constant", "hardmax_channel_limit"]
@@ -114,8 +114,8 @@ def _density_corner_integral() -> float:
     """``I_d = q lim_{V -> 0} E[sum w g^2]`` for the density g_out: the channel's 2-D integral
     over ``kappa`` with no Gaussian weight (the omega-density at the tie corner factored out),
     on the hardmax SE grid (step halving changes it by less than 1e-10)."""
-    from .channels.hardmax import HARDMAX_STEP, HARDMAX_TMAX, hardmax_table
-    from .kernels import gauss_sum_2d
+    from aimlib.channels.hardmax import HARDMAX_STEP, HARDMAX_TMAX, hardmax_table
+    from aimlib.core.kernels import gauss_sum_2d
 
     kappa, jac, table = hardmax_table(True, 1.0, float(HARDMAX_STEP), float(HARDMAX_TMAX))
     return gauss_sum_2d(kappa, jac, table, 0.0)[0] / (math.pi * math.sqrt(8.0))

@@ -13,7 +13,7 @@ import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
-from .io import CacheError
+from aimlib.pipeline.io import CacheError
 
 __all__ = ["JobFailure", "job_log", "resolved_config", "warm_numba_cache", "progress_bar",
            "progress_callback"]
@@ -113,8 +113,10 @@ def warm_numba_cache() -> float:
     t0 = time.perf_counter()
     import numpy as np
 
-    from . import amp, gd, model, prior, state_evolution
-    from .channels import CHANNELS
+    from aimlib import model, prior
+    from aimlib.algorithms import amp, gd
+    from aimlib.channels import CHANNELS
+    from aimlib.theory import state_evolution
 
     for name, cls in CHANNELS.items():
         T = max(cls.T_MIN, 2)

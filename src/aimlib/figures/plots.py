@@ -26,8 +26,8 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
-from .captions import FIGURES  # noqa: E402
-from .channels.softmax import perfect_recovery_alpha_bar  # noqa: E402
+from aimlib.figures.registry import FIGURES
+from aimlib.channels.softmax import perfect_recovery_alpha_bar
 
 __all__ = ["DEFAULT_STYLE", "DRAW", "draw", "rho_color", "T_color", "beta_color", "fig1a",
            "fig1b", "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6", "fig7", "fig8", "fig9",
@@ -97,10 +97,19 @@ def _rc(style: dict) -> dict:
             "mathtext.fontset": "cm"}
 
 
+#: The drawing function of each figure of the registry (:data:`aimlib.figures.FIGURES`),
+#: filled by :func:`_styled` as the functions below are defined.
+DRAW: dict = {}
+
+
 def _styled(draw_fn):
-    """Draw a figure inside ``matplotlib.rc_context`` with its style's settings, so that drawing
-    one figure never changes the next (or a user's own plots)."""
+    """Register a figure's drawing function under its name (:data:`DRAW`) and draw it inside
+    ``matplotlib.rc_context`` with its style's settings, so that drawing one figure never
+    changes the next (or a user's own plots)."""
     import functools
+
+    if draw_fn.__name__ not in FIGURES:
+        raise ValueError(f"{draw_fn.__name__} is not in the figure registry")
 
     @functools.wraps(draw_fn)
     def wrapper(inputs, *, axes=None, style=None):
@@ -110,6 +119,7 @@ def _styled(draw_fn):
         fig.aimlib_rc = rc  # save() renders under the same settings (mathtext is drawn late)
         return fig
 
+    DRAW[draw_fn.__name__] = wrapper
     return wrapper
 
 
@@ -158,7 +168,7 @@ def _se_plot(ax, xs, ds: xr.Dataset, y=None, **kw):
     """An SE curve as a line through its usable points (:func:`aimlib.state_evolution.usable`:
     converged, finite) and a hollow circle at each point that did not converge, so that no such
     point passes for a result.  ``y`` defaults to ``ds["error"]``; returns the line."""
-    from .state_evolution import usable
+    from aimlib.theory.state_evolution import usable
 
     y = np.asarray(ds["error"].values if y is None else y, dtype=float)
     xs = np.asarray(xs, dtype=float)
@@ -206,7 +216,7 @@ def _spectral(ax, aggs: Sequence[xr.Dataset], curves: Sequence[xr.Dataset], x: s
     """The spectral baseline (docs/theory.md §4.1): stars at the mean +- std over its seeds, and
     its one-step SE prediction as a thin dotted line on the alpha grid of the SE curve of the
     same width (or of the aggregate)."""
-    from .state_evolution import one_step
+    from aimlib.theory.state_evolution import one_step
 
     labelled = False
     for agg in sorted(aggs, key=lambda a: float(a.attrs["rho"])):
@@ -459,7 +469,7 @@ def fig7(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     means; (b) ``alpha^2 E`` against alpha, where the exact curves flatten to their prefactor
     and the density curves keep growing."""
     curves, amp = _inputs(inputs, "se", "amp")
-    from .asymptotics import large_alpha
+    from aimlib.theory.asymptotics import large_alpha
 
     s = _style(style)
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(2 * s["width"], s["height"]),
@@ -515,7 +525,7 @@ def fig8(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     mean +- std over converged seeds) next to the Gaussian prediction from each estimate's own
     overlaps ``(m, Q)`` (open markers)."""
     curves, amp, gd, agd = _inputs(inputs, "se", "amp", "gd", "agd")
-    from .generalisation import bayes
+    from aimlib.theory.generalisation import bayes
 
     s = _style(style)
     chans = [c for c in ("softmax", "hardmax") if any(d.attrs["channel"] == c for d in curves)]
@@ -726,7 +736,7 @@ def save(fig, paths: Sequence[str | os.PathLike], dpi: int | None = None) -> Non
 
 
 def _save(fig, paths, dpi) -> None:
-    from .io import atomic_write
+    from aimlib.pipeline.io import atomic_write
 
     for p in paths:
         p = Path(p)
@@ -736,8 +746,8 @@ def _save(fig, paths, dpi) -> None:
                                                                       metadata=meta))
 
 
-#: The drawing function of each figure of the registry (:data:`aimlib.captions.FIGURES`).
-DRAW = {name: globals()[name] for name in FIGURES}
+if set(DRAW) != set(FIGURES):  # pragma: no cover - a registry entry without its function
+    raise RuntimeError(f"figures without a drawing function: {sorted(set(FIGURES) - set(DRAW))}")
 
 
 def draw(name: str, inputs: Inputs, *, axes: Mapping | None = None,

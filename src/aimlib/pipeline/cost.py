@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .resources import Resources
+from aimlib.algorithms.resources import Resources
 
 __all__ = ["CostEstimate", "estimate", "data_job", "JOB_STARTUP_SECONDS", "SE_POINT_SECONDS"]
 
@@ -21,8 +21,8 @@ SE_POINT_SECONDS = 0.004
 def data_job(group, alpha: float, opts: dict, *, attempt: int = 1) -> Resources:
     """Request of one data job of the plan: ``group`` (:class:`aimlib.config.Group`, whose
     ``stage`` names its algorithm) at ``alpha``, every seed, with the experiment's options."""
-    from .algorithms import ALGORITHMS
-    from .model import sizes
+    from aimlib.algorithms import ALGORITHMS
+    from aimlib.model import sizes
 
     r, n = sizes(alpha, group.rho, group.d)
     return ALGORITHMS[group.stage].resources(group.d, n, group.T, r, group.channel, opts,
@@ -49,7 +49,7 @@ class CostEstimate:
 
     def summary(self, cores: int | None = None) -> str:
         """A few lines for the console: jobs and CPU-hours per figure, total, wall time."""
-        lines = ["aimlib: estimated cost from an empty cache (aimlib.resources.estimate)"]
+        lines = ["aimlib: estimated cost from an empty cache (aimlib.cost.estimate)"]
         for name in self.jobs:
             stages = ", ".join(f"{k} {v:.2f}" for k, v in self.by_stage[name].items() if v)
             lines.append(f"  {name:<8} {self.jobs[name]:>5} jobs  {self.cpu_hours[name]:9.2f} "
@@ -70,10 +70,10 @@ def estimate(config: dict) -> CostEstimate:
     model (:meth:`aimlib.algorithms.Algorithm.seconds`: AMP at ``EXPECTED_AMP_ITERATIONS``
     iterations), plus ``JOB_STARTUP_SECONDS`` per job and per aggregate its figure draws.
     """
-    from . import config as cfg
-    from .algorithms import ALGORITHMS
-    from .captions import FIGURES
-    from .model import sizes
+    from aimlib.algorithms import ALGORITHMS
+    from aimlib.figures.registry import FIGURES
+    from aimlib.model import sizes
+    from aimlib.pipeline import config as cfg
 
     exps = config["experiments"]
     plan = cfg.plan(config)

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .channels import CHANNELS, Channel, Softmax, channel_class
-from .model import TeacherData, estimation_error, generate
-from .options import GDOptions
-from .progress import open_bar
+from aimlib.channels import CHANNELS, Channel, Softmax, channel_class
+from aimlib.core.options import GDOptions
+from aimlib.core.progress import open_bar
+from aimlib.model import TeacherData, estimation_error, generate
 
 __all__ = ["GDResult", "loss_and_grad", "run", "run_point"]
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .channels import CHANNELS
-from .options import CHUNK, TOKEN_BUDGET, AMPOptions, GDOptions
+from aimlib.channels import CHANNELS
+from aimlib.core.options import CHUNK, TOKEN_BUDGET, AMPOptions, GDOptions
 
 __all__ = [
     "Resources",
@@ -130,7 +130,7 @@ def teacher_seconds(d: int, n: int, T: int) -> float:
 
 def _gd_model(d: int, n: int, T: int, r: int, inits: int, steps: int,
               batch_budget: float | None, dtype: str = GDOptions.dtype):
-    from .gd import MEMORY_BUDGET, memory_per_init
+    from aimlib.algorithms.gd import MEMORY_BUDGET, memory_per_init
 
     batch_budget = MEMORY_BUDGET if batch_budget is None else batch_budget
 

@@ -1,0 +1,216 @@
+"""Configuration checks: the JSON schema completed from the channel and algorithm registries
+(:func:`schema`, :func:`check_schema`: one line naming the key), the semantic checks a schema
+cannot express (:func:`check`), and the defaults a config may omit (:func:`fill_defaults`).
+"""
+
+from __future__ import annotations
+
+from aimlib.algorithms import ALGORITHMS
+from aimlib.channels import CHANNELS, check_T
+from aimlib.core.options import SE_TOL
+from aimlib.core.validation import check_positive
+from aimlib.pipeline.grids import STAGES, ConfigError, as_list, channel_grid, channels, fnum
+
+__all__ = ["check", "check_schema", "schema", "fill_defaults"]
+
+
+def _positive(v, key: str) -> None:
+    """:func:`aimlib.validation.check_positive` with the error as a :class:`ConfigError`."""
+    try:
+        check_positive(v, key)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+
+
+def _check_T(Ts, chans, key: str) -> None:
+    for i, T in enumerate(as_list(Ts)):
+        if not isinstance(T, int) or isinstance(T, bool):
+            raise ConfigError(f"{key}[{i}] must be an integer, got {T!r}")
+        for c in chans:
+            cls = CHANNELS[c]
+            try:
+                check_T(T, c, cls.T_MIN, cls.T_MAX)
+            except ValueError as e:
+                raise ConfigError(f"{key}[{i}]: {e}") from None
+
+
+def _key_path(parts) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(top level)"
+
+
+def _check_params(exp: dict, block: dict | None, chans: list[str], base: str) -> None:
+    """Each channel parameter given applies to one of the channels, with valid values."""
+    src = exp if block is None else block
+    for cls in {CHANNELS[c] for c in CHANNELS}:
+        key = cls.PARAM
+        if key is None or key not in src:
+            continue
+        owners = [c for c in chans if CHANNELS[c].PARAM == key]
+        if not owners:
+            raise ConfigError(f"{base}.{key} applies to the "
+                              f"{' and '.join(c for c, v in CHANNELS.items() if v.PARAM == key)} "
+                              f"channel only, not to {', '.join(chans)}")
+        for i, v in enumerate(as_list(src[key])):
+            try:
+                CHANNELS[owners[0]].check_param(v)
+            except ValueError as e:
+                raise ConfigError(f"{base}.{key}[{i}]: {e}") from None
+
+
+def check(config: dict) -> None:
+    """Semantic checks that the JSON schema cannot express; raise :class:`ConfigError`."""
+    if not config.get("experiments"):
+        raise ConfigError("experiments: empty; a config needs at least one experiment (see "
+                          "config/quick.yaml)")
+    for name, exp in config["experiments"].items():
+        base = f"experiments.{name}"
+        chans = channels(exp)
+        for i, c in enumerate(chans):
+            if c not in CHANNELS:
+                raise ConfigError(f"{base}.channel[{i}] = {c!r}: not a channel (known: "
+                                  f"{', '.join(CHANNELS)})")
+        for i, rho in enumerate(as_list(exp["rho"])):
+            _positive(rho, f"{base}.rho[{i}]")
+        _check_T(exp["T"], chans, f"{base}.T")
+        for stage in ("se", "small_width", *STAGES):
+            if stage not in exp:
+                continue
+            block = exp[stage]
+            for c in channels(exp, block):
+                if c not in chans:
+                    raise ConfigError(f"{base}.{stage}.channel: {c!r} is not a channel of the "
+                                      f"experiment ({', '.join(chans)})")
+            if stage in STAGES:
+                alg = ALGORITHMS[stage]
+                for c in channels(exp, block):
+                    if not alg.supports(CHANNELS[c]):
+                        fit = [k for k, v in CHANNELS.items() if alg.supports(v)]
+                        raise ConfigError(
+                            f"{base}.{stage}.channel: {alg.label} does not run on the {c} "
+                            f"channel (it runs on {', '.join(fit)}); set {stage}.channel")
+            for gk in ("alpha", "alpha_bar"):
+                if gk in block:
+                    for c in channels(exp, block):
+                        for x in channel_grid(block[gk], c, f"{base}.{stage}.{gk}"):
+                            _positive(x, f"{base}.{stage}.{gk}")
+            if "T" in block:
+                _check_T(block["T"], channels(exp, block), f"{base}.{stage}.T")
+            _check_params(exp, block, channels(exp, block), f"{base}.{stage}")
+            if stage in STAGES:
+                seeds, ds = block["seeds"], as_list(block["d"])
+                alg = ALGORITHMS[stage]
+                for i, d in enumerate(ds):
+                    for T in as_list(block.get("T", exp["T"])):
+                        if int(d) < alg.min_d(int(T)):
+                            raise ConfigError(
+                                f"{base}.{stage}.d[{i}]: d={d} is too small for T={T} "
+                                f"({alg.label} needs d >= {alg.min_d(int(T))})")
+                if isinstance(seeds, list) and len(seeds) != len(ds):
+                    raise ConfigError(f"{base}.{stage}.seeds: a list of seeds needs one entry per "
+                                      f"d ({len(ds)}), got {len(seeds)}")
+        _check_params(exp, None, chans, base)
+        if "gap" in exp:
+            for c, alphas in exp["gap"].items():
+                if c not in chans:
+                    raise ConfigError(f"{base}.gap.{c}: not a channel of the experiment")
+                amp_alphas = ({fnum(a) for a in channel_grid(exp["amp"]["alpha"], c,
+                                                             f"{base}.amp.alpha")}
+                              if "amp" in exp and "alpha" in exp["amp"] else set())
+                for a in alphas:
+                    if fnum(a) not in amp_alphas:
+                        raise ConfigError(f"{base}.gap.{c}: alpha={a} is not on the amp.alpha "
+                                          "grid")
+
+
+
+# --------------------------------------------------------------------------------------------
+# the schema, completed from the channel registry
+# --------------------------------------------------------------------------------------------
+def schema(schema_path) -> dict:
+    """``config/schema.yaml`` with the registry filled in: the channel names (``$defs.channel``),
+    one grid, axes and gap entry per channel, each channel's parameter as an experiment and
+    stage key, the smallest ``T`` any channel takes, and the algorithms' option defaults."""
+    import yaml
+
+    from aimlib.core.options import defaults
+
+    with open(schema_path) as f:
+        sch = yaml.safe_load(f)
+    defs = sch["$defs"]
+    names = list(CHANNELS)
+    defs["channel"]["oneOf"][0]["enum"] = names
+    defs["channel"]["oneOf"][1]["items"]["enum"] = names
+    for sub, ref in (("channel_grid", "#/$defs/grid"), ("axes", "#/$defs/axes")):
+        target = defs[sub]["oneOf"][1] if sub == "channel_grid" else defs[sub]
+        for c in names:
+            target["properties"].setdefault(c, {"$ref": ref})
+    gap = defs["experiment"]["properties"]["gap"]
+    for c in names:
+        gap["properties"][c] = {"type": "array", "minItems": 1,
+                                "items": {"$ref": "#/$defs/positive"}}
+    t_min = min(cls.T_MIN for cls in CHANNELS.values())
+    defs["T"]["oneOf"][0]["minimum"] = t_min
+    defs["T"]["oneOf"][1]["items"]["minimum"] = t_min
+    for cls in CHANNELS.values():
+        if cls.PARAM:
+            entry = {"$ref": "#/$defs/number_list",
+                     "description": f"{cls.name} channel parameter (checked by the channel)"}
+            for block in ("experiment", "se_block", "data_block"):
+                defs[block]["properties"].setdefault(cls.PARAM, entry)
+    # one stage block per algorithm: the data keys, its variant (if it has one) and its options
+    # with their defaults
+    variant = {"oneOf": [{"enum": []}, {"type": "array", "minItems": 1, "items": {"enum": []}}]}
+    names_v = sorted({v for c in CHANNELS.values() for v in c.VARIANTS})
+    variant["oneOf"][0]["enum"] = names_v
+    variant["oneOf"][1]["items"]["enum"] = names_v
+    for name, alg in ALGORITHMS.items():
+        props = {k: dict(v) for k, v in alg.OPTION_SCHEMA.items()}
+        for k, v in defaults(alg.OPTIONS).items():
+            props[k]["default"] = v
+        if alg.HAS_VARIANTS:
+            props["variant"] = variant
+        defs[f"{name}_block"] = {"allOf": [{"$ref": "#/$defs/data_block"}],
+                                 "unevaluatedProperties": False, "properties": props,
+                                 "description": f"the {alg.label} stage"}
+        defs["experiment"]["properties"][name] = {"$ref": f"#/$defs/{name}_block"}
+    sch["properties"]["se"]["properties"]["tol"]["default"] = SE_TOL
+    return sch
+
+
+def fill_defaults(config: dict) -> dict:
+    from aimlib.core.options import resolve
+
+    """Fill in, in place, the defaults a config may omit: ``se.tol`` and the AMP and GD options
+    of every experiment (:mod:`aimlib.options`), so that the resolved config recorded with every
+    result says what was run."""
+
+    config.setdefault("se", {}).setdefault("tol", SE_TOL)
+    for exp in config.get("experiments", {}).values():
+        for stage, alg in ALGORITHMS.items():
+            if stage in exp:
+                for k, v in resolve(alg.OPTIONS, exp[stage]).items():
+                    exp[stage].setdefault(k, v)
+    return config
+
+
+def check_schema(config: dict, schema_path) -> None:
+    """Validate ``config`` against :func:`schema`; on failure raise :class:`ConfigError` with
+    one line: the key, its value and the rule it breaks (the most specific of jsonschema's
+    errors, not a dump of the schema)."""
+    import jsonschema
+    from jsonschema.exceptions import best_match
+
+    validator = jsonschema.Draft202012Validator(schema(schema_path))
+    err = best_match(validator.iter_errors(config))
+    if err is None:
+        return
+    # For "oneOf"/"anyOf" the most relevant branch's own error names the offending element.
+    while err.context:
+        err = best_match(err.context)
+    value = err.instance
+    text = repr(value) if not isinstance(value, dict | list) or len(repr(value)) < 60 else \
+        f"{type(value).__name__} of {len(value)}"
+    raise ConfigError(f"{_key_path(err.absolute_path)} = {text}: {err.message}")

@@ -1,0 +1,128 @@
+"""Grids and the values in file names: ``{geomspace: [start, stop, num]}``, ``{linspace: ...}``,
+``{values: [...]}``, per channel if needed, rounded once (:func:`fnum`, six significant digits;
+the rounded value is the one computed with); the stages (one per algorithm); and the small
+helpers that read an experiment block (its channels, the channel parameter, the variants).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aimlib.algorithms import ALGORITHMS
+from aimlib.channels import CHANNELS, channel_class
+
+__all__ = ["STAGES", "ConfigError", "ffmt", "fnum", "grid", "channel_grid", "as_list", "channels",
+           "channel_param_values", "cpar", "alphas_for", "variants"]
+
+#: Data stages that consume teacher data: one per algorithm of the registry
+#: (:data:`aimlib.algorithms.ALGORITHMS`), in its order.
+STAGES = tuple(ALGORITHMS)
+
+
+class ConfigError(ValueError):
+    """A configuration value is impossible; the message names the key."""
+
+
+def ffmt(x: float) -> str:
+    """The one float format used in file names (six significant digits, ``repr``-free)."""
+    s = f"{float(x):.6g}"
+    if "e" in s or "." in s:
+        return s
+    return s + ".0" if "inf" not in s and "nan" not in s else s
+
+
+def fnum(x: float) -> float:
+    """``float(ffmt(x))``: the value a file name stands for."""
+    return float(ffmt(x))
+
+
+def grid(spec: dict, key: str = "grid") -> list[float]:
+    """Resolve a grid specification to a list of rounded floats.
+
+    Parameters
+    ----------
+    spec : dict
+        One of ``{"geomspace": [a, b, n]}``, ``{"linspace": [a, b, n]}``, ``{"values": [...]}``.
+    key : str
+        Name of the config key, for error messages.
+    """
+    if not isinstance(spec, dict) or len(spec) != 1:
+        raise ConfigError(f"{key}: a grid is one of geomspace/linspace/values, got {spec!r}")
+    (kind, val), = spec.items()
+    if kind in ("geomspace", "linspace"):
+        if len(val) != 3:
+            raise ConfigError(f"{key}.{kind}: expected [start, stop, num], got {val!r}")
+        a, b, n = float(val[0]), float(val[1]), int(val[2])
+        if n < 1:
+            raise ConfigError(f"{key}.{kind}: num must be >= 1, got {n}")
+        if kind == "geomspace":
+            if a <= 0 or b <= 0:
+                raise ConfigError(f"{key}.geomspace: start and stop must be > 0, got {val!r}")
+            xs = np.geomspace(a, b, n)
+        else:
+            xs = np.linspace(a, b, n)
+    elif kind == "values":
+        xs = np.asarray(val, dtype=float)
+    else:
+        raise ConfigError(f"{key}: unknown grid kind {kind!r} (geomspace, linspace or values)")
+    out = sorted({fnum(x) for x in xs})
+    return out
+
+
+def channel_grid(spec: dict, channel: str, key: str = "grid") -> list[float]:
+    """A grid that may be given per channel: ``{softmax: <grid>, hardmax: <grid>, ...}``."""
+    if isinstance(spec, dict) and spec and set(spec) <= set(CHANNELS):
+        if channel not in spec:
+            raise ConfigError(f"{key}: no grid for channel {channel!r}")
+        return grid(spec[channel], f"{key}.{channel}")
+    return grid(spec, key)
+
+
+def as_list(v) -> list:
+    """A scalar or a list, as a list."""
+    return list(v) if isinstance(v, list | tuple) else [v]
+
+
+def channels(exp: dict, block: dict | None = None) -> list[str]:
+    """Output channels of an experiment, or of one of its blocks (which may narrow them)."""
+    if block is not None and "channel" in block:
+        return as_list(block["channel"])
+    return as_list(exp["channel"])
+
+
+def channel_param_values(exp: dict, block: dict | None, channel: str) -> list[float]:
+    """Values of the channel's parameter (``beta``, ``delta``) in a stage block or its
+    experiment; the channel's default, or ``[PARAM_DEFAULT]`` for a channel without one."""
+    cls = CHANNELS[channel]
+    if cls.PARAM is None:
+        return [cls.PARAM_DEFAULT]
+    for src in (block or {}, exp):
+        if cls.PARAM in src:
+            return [float(v) for v in as_list(src[cls.PARAM])]
+    return [cls.PARAM_DEFAULT]
+
+
+def cpar(channel: str, value: float) -> str:
+    """The channel-parameter part of a file name: ``beta1.0``, ``delta0.1`` (hardmax, which has
+    no parameter, writes ``beta1.0`` as it always has)."""
+    return f"{CHANNELS[channel].PARAM or 'beta'}{ffmt(value)}"
+
+
+def alphas_for(block: dict, rho: float, T: int, channel: str, key: str) -> list[float]:
+    if "alpha" in block:
+        return channel_grid(block["alpha"], channel, f"{key}.alpha")
+    if "alpha_bar" in block:
+        per = 1.0 / channel_class(channel)(T=T).alpha_bar_factor(rho)
+        bars = channel_grid(block["alpha_bar"], channel, f"{key}.alpha_bar")
+        return sorted({fnum(x * per) for x in bars})
+    raise ConfigError(f"{key}: needs an alpha or an alpha_bar grid")
+
+
+def variants(exp: dict, stage: str, channel: str) -> list[str]:
+    """Output-function variants of a stage (``se``, ``amp``, ...) for a channel: the block's
+    ``variant`` list for a channel that has several (hardmax), else the channel's only one."""
+    cls = CHANNELS[channel]
+    if len(cls.VARIANTS) == 1 or (stage in ALGORITHMS and not ALGORITHMS[stage].HAS_VARIANTS):
+        return [cls.VARIANTS[0]]
+    return as_list(exp[stage].get("variant", cls.VARIANTS[0]))
+

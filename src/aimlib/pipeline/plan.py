@@ -1,0 +1,332 @@
+"""The job plan: every job a configuration implies, built once and looked up by its file-name
+wildcards (:func:`plan`), so that a rule looks its job up instead of re-enumerating the sweep;
+the same objects serve the workflow, the cost estimate and the tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from aimlib.algorithms import ALGORITHMS
+from aimlib.channels import CHANNELS
+from aimlib.core.options import SE_TOL
+from aimlib.pipeline.grids import (
+    STAGES,
+    alphas_for,
+    as_list,
+    channel_param_values,
+    channels,
+    cpar,
+    ffmt,
+    fnum,
+    grid,
+    variants,
+)
+
+__all__ = ["Plan", "plan", "SEJob", "Group", "TeacherKey", "FINITE_SIZE_KINDS", "stage_points",
+           "stage_jobs", "se_alphas"]
+
+
+# --------------------------------------------------------------------------------------------
+# the job plan
+# --------------------------------------------------------------------------------------------
+def _key(wildcards) -> tuple:
+    """A lookup key from wildcards (a dict or Snakemake's ``Wildcards``): sorted string pairs."""
+    items = wildcards.items() if hasattr(wildcards, "items") else dict(wildcards).items()
+    return tuple(sorted((str(k), str(v)) for k, v in items))
+
+
+class _ChannelPoint:
+    """What a job knows of its channel: the file-name part and the keyword of its parameter."""
+
+    channel: str
+    param: float
+
+    @property
+    def cpar(self) -> str:
+        return cpar(self.channel, self.param)
+
+    @property
+    def channel_params(self) -> dict:
+        """Keywords of the library calls (``generate``, ``curve``) for the channel's parameter."""
+        return CHANNELS[self.channel].param_kwargs(self.param)
+
+
+@dataclass(frozen=True)
+class SEJob(_ChannelPoint):
+    """One state-evolution curve: a channel at ``(T, param, rho, variant)`` over ``alphas``."""
+
+    experiment: str
+    channel: str
+    T: int
+    param: float
+    rho: float
+    variant: str
+    alphas: tuple[float, ...]
+
+    @property
+    def wildcards(self) -> dict:
+        return dict(experiment=self.experiment, channel=self.channel, T=str(self.T),
+                    cpar=self.cpar, rho=ffmt(self.rho), variant=self.variant)
+
+
+@dataclass(frozen=True)
+class Group(_ChannelPoint):
+    """One aggregate of a data stage: its fixed parameters, its alpha grid and seeds.  A data
+    job runs one alpha of a group, every seed."""
+
+    experiment: str
+    stage: str
+    channel: str
+    variant: str
+    T: int
+    param: float
+    rho: float
+    d: int
+    alphas: tuple[float, ...]
+    seeds: tuple[int, ...]
+
+    @property
+    def wildcards(self) -> dict:
+        """The group's file-name wildcards (a data job adds ``alpha``)."""
+        return dict(experiment=self.experiment, channel=self.channel, variant=self.variant,
+                    T=str(self.T), cpar=self.cpar, rho=ffmt(self.rho), d=str(self.d))
+
+    def jobs(self) -> list[dict]:
+        """One dict per data job (alpha), with the group's fixed parameters and ``seeds``."""
+        fixed = dict(channel=self.channel, variant=self.variant, T=self.T, param=self.param,
+                     rho=self.rho, d=self.d, seeds=list(self.seeds))
+        return [dict(fixed, alpha=a) for a in self.alphas]
+
+
+@dataclass
+class Plan:
+    """Every job a configuration implies, built once and looked up by wildcards.
+
+    Attributes
+    ----------
+    config : dict
+        The (checked) configuration.
+    se_jobs : list of SEJob
+        Every SE curve, in config order.
+    """
+
+    config: dict
+    se_jobs: list[SEJob] = field(default_factory=list)
+    _se: dict = field(default_factory=dict, repr=False)
+    _groups: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        exps = self.config["experiments"]
+        for name, exp in exps.items():
+            if "se" in exp:
+                for job in _se_jobs(name, exp):
+                    self.se_jobs.append(job)
+                    self._se[_key(job.wildcards)] = job
+            for stage in STAGES:
+                table = self._groups.setdefault(stage, {})
+                if stage in exp:
+                    for g in _groups(name, exp, stage):
+                        table[_key(g.wildcards)] = g
+
+    # ---------------------------------------------------------------- lookups
+    def se(self, wildcards) -> SEJob:
+        """The SE job of a file's wildcards."""
+        return self._lookup(self._se, wildcards, "se")
+
+    def group(self, stage: str, wildcards) -> Group:
+        """The group of a data or aggregate file's wildcards (``alpha``, ``kind`` ignored)."""
+        w = {k: v for k, v in dict(wildcards.items()).items() if k not in ("alpha", "kind")}
+        return self._lookup(self._groups[stage], w, stage)
+
+    @staticmethod
+    def _lookup(table, wildcards, what):
+        try:
+            return table[_key(wildcards)]
+        except KeyError:
+            raise ValueError(f"no {what} job of the configuration matches "
+                             f"{dict(wildcards.items())}") from None
+
+    def se_for(self, experiment: str) -> list[SEJob]:
+        return [j for j in self.se_jobs if j.experiment == experiment]
+
+    def groups(self, stage: str, experiment: str | None = None) -> list[Group]:
+        """Groups of a stage (of one experiment), in a fixed order."""
+        gs = [g for g in self._groups.get(stage, {}).values()
+              if experiment is None or g.experiment == experiment]
+        return sorted(gs, key=lambda g: (g.experiment, g.channel, g.T, g.param, g.rho, g.d,
+                                         g.variant))
+
+    # ---------------------------------------------------------------- options
+    def exp(self, experiment: str) -> dict:
+        return self.config["experiments"][experiment]
+
+    @property
+    def base_seed(self) -> int:
+        """The configuration's seed (every random draw derives from it and the job's point)."""
+        return int(self.config["seed"])
+
+    def figure_list(self, registered) -> list[str]:
+        """The registered figures this config draws: those with an experiment of their name,
+        in the registry's order, restricted to ``figures:`` if the config has that key."""
+        wanted = self.config.get("figures", list(registered))
+        return [f for f in registered if f in self.config["experiments"] and f in wanted]
+
+    @property
+    def se_tol(self) -> float:
+        return float(self.config.get("se", {}).get("tol", SE_TOL))
+
+    def allow_unconverged(self, experiment: str) -> bool:
+        """Whether an SE curve of ``experiment`` may be cached with unconverged points
+        (``experiments.<name>.se.allow_unconverged``, else the top-level ``se`` block's; default
+        false: the job fails and names them)."""
+        top = bool(self.config.get("se", {}).get("allow_unconverged", False))
+        return bool(self.exp(experiment).get("se", {}).get("allow_unconverged", top))
+
+    def options(self, stage: str, experiment: str, d: int | None = None) -> dict:
+        """The options of an algorithm stage of an experiment (its ``OPTIONS`` over the block);
+        with ``d``, size-dependent choices resolved (AMP's ``dtype: auto``)."""
+        return ALGORITHMS[stage].options(self.exp(experiment)[stage], d)
+
+    def amp_options(self, experiment: str, d: int | None = None) -> dict:
+        """``options("amp", ...)``."""
+        return self.options("amp", experiment, d)
+
+    def gd_options(self, experiment: str) -> dict:
+        """``options("gd", ...)``."""
+        return self.options("gd", experiment)
+
+    def aggregate_kinds(self, stage: str, experiment: str, figures=None) -> list[str]:
+        """The aggregates of an algorithm stage that an experiment needs: those its figure
+        draws (``figures``: the figure registry) or fits (finite size); every kind of the
+        algorithm for an experiment without a registered figure."""
+        kinds = list(ALGORITHMS[stage].AGGREGATES)
+        if figures is None or experiment not in figures:
+            return kinds
+        wanted = set(figures[experiment].inputs) | set(self.finite_size_methods(experiment))
+        return [k for k in kinds if k in wanted]
+
+    def small_width(self, experiment: str) -> dict | None:
+        """``alpha_bars`` and ``variant`` of the small-width limit of an experiment, or None."""
+        block = self.exp(experiment).get("small_width")
+        if block is None:
+            return None
+        return dict(alpha_bars=grid(block["alpha_bar"],
+                                    f"experiments.{experiment}.small_width.alpha_bar"),
+                    variant=block.get("variant", "exact"))
+
+    def gap(self, experiment: str, method: str) -> dict:
+        """Alphas of the finite-size gap per channel (``method``: an aggregate kind, ``amp`` or
+        ``agd``), restricted to the channels its algorithm's stage runs."""
+        from aimlib.algorithms import algorithm_of_kind
+
+        exp = self.exp(experiment)
+        stage = exp[algorithm_of_kind(method).name]
+        return {c: [fnum(a) for a in alphas] for c, alphas in exp.get("gap", {}).items()
+                if c in channels(exp, stage)}
+
+    def finite_size_methods(self, experiment: str) -> list[str]:
+        """The aggregate kinds of the finite-size study: AMP's and AGD's, where run."""
+        exp = self.exp(experiment)
+        if "gap" not in exp:
+            return []
+        return [m for m, stage in FINITE_SIZE_KINDS.items() if stage in exp]
+
+    def axes(self, experiment: str) -> dict:
+        return self.exp(experiment).get("axes", {})
+
+    @property
+    def style(self) -> dict:
+        """The config's ``style`` block (the figures fill in the rest from their defaults)."""
+        return dict(self.config.get("style", {}))
+
+
+#: The aggregates the finite-size study fits (fig3), ``{kind: stage}``: AMP, and GD averaged
+#: over its initialisations.
+FINITE_SIZE_KINDS = {"amp": "amp", "agd": "gd"}
+
+
+def plan(config: dict) -> Plan:
+    """The :class:`Plan` of a configuration."""
+    return Plan(config)
+
+
+def _se_jobs(name: str, exp: dict) -> list[SEJob]:
+    out = []
+    block = exp["se"]
+    for channel in channels(exp, block):
+        params = (channel_param_values(exp, block, channel) if CHANNELS[channel].SE_USES_PARAM
+                  else [CHANNELS[channel].PARAM_DEFAULT])
+        for rho in as_list(block.get("rho", exp["rho"])):
+            for T in as_list(block.get("T", exp["T"])):
+                for param in params:
+                    for variant in variants(exp, "se", channel):
+                        alphas = set(alphas_for(block, rho, int(T), channel,
+                                                 f"experiments.{name}.se"))
+                        # the finite-size gap needs SE exactly at its alphas
+                        alphas |= {fnum(a) for a in exp.get("gap", {}).get(channel, [])}
+                        out.append(SEJob(name, channel, int(T), fnum(param), fnum(rho), variant,
+                                         tuple(sorted(alphas))))
+    return out
+
+
+def _groups(name: str, exp: dict, stage: str) -> list[Group]:
+    block = exp[stage]
+    key = f"experiments.{name}.{stage}"
+    ds = as_list(block["d"])
+    seeds = as_list(block["seeds"])
+    seeds = seeds * len(ds) if len(seeds) == 1 else seeds
+    out = []
+    for channel in channels(exp, block):
+        for rho in as_list(block.get("rho", exp["rho"])):
+            for T in as_list(block.get("T", exp["T"])):
+                for d, n_seeds in zip(ds, seeds, strict=True):
+                    for param in channel_param_values(exp, block, channel):
+                        alphas = tuple(alphas_for(block, rho, int(T), channel, key))
+                        for variant in variants(exp, stage, channel):
+                            out.append(Group(name, stage, channel, variant, int(T), fnum(param),
+                                             fnum(rho), int(d), alphas,
+                                             tuple(range(int(n_seeds)))))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# convenience views of the plan (tests, benchmarks, the resource estimate)
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True, order=True)
+class TeacherKey:
+    """Parameters of one run's teacher data (a data job covers every seed of its point)."""
+
+    channel: str
+    T: int
+    param: float
+    rho: float
+    d: int
+    alpha: float
+    seed: int
+
+
+def stage_points(config: dict, experiment: str, stage: str) -> list[TeacherKey]:
+    """Teacher keys of one data stage (``amp`` or ``gd``) of an experiment (one per run)."""
+    keys = {TeacherKey(g.channel, g.T, g.param, g.rho, g.d, a, s)
+            for g in plan(config).groups(stage, experiment) for a in g.alphas for s in g.seeds}
+    return sorted(keys)
+
+
+def stage_jobs(config: dict, experiment: str, stage: str) -> list[dict]:
+    """One job per ``(channel, variant, T, param, rho, d, alpha)`` of a data stage.
+
+    A job runs every seed of its point (``seeds``), drawing each seed's teacher data itself, so
+    that the workflow has one job per point rather than one per run (the job start-up, about 2 s
+    of imports and numba cache loading, is paid once per point).
+    """
+    return [j for g in plan(config).groups(stage, experiment) for j in g.jobs()]
+
+
+def se_alphas(config: dict, experiment: str, rho: float, T: int,
+              channel: str | None = None) -> list[float]:
+    """The alpha grid of the SE curve of ``experiment`` at ``(rho, T)`` (and ``channel``)."""
+    jobs = [j for j in plan(config).se_for(experiment)
+            if j.rho == fnum(rho) and j.T == int(T) and channel in (None, j.channel)]
+    return list(jobs[0].alphas)
+
