@@ -9,15 +9,15 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
+from aimlib.captions import FIGURES, INPUT_KINDS
+from aimlib.options import defaults
 
 from aimlib import cli, cost, model, prior, resources
 from aimlib import config as cfg
 from aimlib import state_evolution as se
 from aimlib.algorithms import ALGORITHMS, Algorithm, aggregate_kinds, algorithm
 from aimlib.algorithms.base import outcome
-from aimlib.captions import FIGURES, INPUT_KINDS
 from aimlib.channels import CHANNELS
-from aimlib.options import defaults
 
 LOG = logging.getLogger("test")
 
@@ -152,7 +152,6 @@ def test_a_new_algorithm_through_the_registry_alone(monkeypatch, capsys):
     plan take it, the cost estimate counts it, the CLI has its subcommand, and its run gives
     the closed-form error."""
     monkeypatch.setitem(ALGORITHMS, "prior_mean", PriorMean)
-    monkeypatch.setattr(cfg, "STAGES", tuple(ALGORITHMS))
     conf = _config("prior_mean", {"d": 40, "seeds": 2, "alpha": {"values": [0.1, 0.2]}},
                    "softmax")
     cfg.check_schema(conf, "config/schema.yaml")

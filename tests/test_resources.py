@@ -8,6 +8,7 @@ import yaml
 from aimlib import config as cfg
 from aimlib import cost
 from aimlib import resources as res
+from aimlib.algorithms import ALGORITHMS
 from aimlib.model import sizes
 
 
@@ -62,25 +63,20 @@ def test_over_limit_is_an_error():
 
 
 def test_every_paper_job_fits_12_gib(root):
-    """Every data job of the paper preset gets a request below MAX_MEM_MB (the issue's 12 GiB)."""
+    """Every data job of the paper preset, every algorithm, gets a request below MAX_MEM_MB (the
+    issue's 12 GiB)."""
     conf = yaml.safe_load((root / "config" / "config.yaml").read_text())
+    cfg.fill_defaults(conf)
+    plan = cfg.plan(conf)
     worst = {}
-    for name, exp in conf["experiments"].items():
-        for stage in ("amp", "gd"):
-            if stage not in exp:
-                continue
-            for key in cfg.stage_points(conf, name, stage):
-                r, n = sizes(key.alpha, key.rho, key.d)
-                if stage == "amp":
-                    opts = cfg.plan(conf).amp_options(name, key.d)
-                    req = res.amp(key.d, n, key.T, key.channel, dtype=opts["dtype"],
-                                  max_iter=opts["max_iter"])
-                else:
-                    opts = cfg.plan(conf).gd_options(name)
-                    req = res.gd(key.d, n, key.T, r, inits=opts["inits"], steps=opts["steps"],
-                                 dtype=opts["dtype"])
-                worst[stage] = max(worst.get(stage, 0), req.mem_mb)
-    assert 0 < worst["amp"] <= res.MAX_MEM_MB and 0 < worst["gd"] <= res.MAX_MEM_MB
+    for stage in ALGORITHMS:
+        for g in plan.groups(stage):
+            opts = plan.options(stage, g.experiment, g.d)
+            for alpha in g.alphas:
+                worst[stage] = max(worst.get(stage, 0),
+                                   cost.data_job(g, alpha, opts).mem_mb)
+    assert set(worst) == set(ALGORITHMS)
+    assert all(0 < v <= res.MAX_MEM_MB for v in worst.values()), worst
 
 
 def test_amp_memory_model_bounds_measured_peak():

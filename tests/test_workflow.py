@@ -94,9 +94,11 @@ def test_every_rule_declares_log_and_resources(workdir):
 def _figure_inputs(workdir, fig):
     """The caches a figure is drawn from, found by their paths (workflow/rules/common.smk)."""
     data = workdir / "data"
+    from aimlib.algorithms import aggregate_kinds
+
     globs = {"se": [f"se/{fig}/*_T*.nc"], "small_width": [f"se/{fig}/small_width_*.nc"],
-             "amp": [f"agg/{fig}/amp_*.nc"], "gd": [f"agg/{fig}/gd_*.nc"],
-             "agd": [f"agg/{fig}/agd_*.nc"], "finite_size": [f"agg/{fig}/finite_size_*.nc"]}
+             "finite_size": [f"agg/{fig}/finite_size_*.nc"],
+             **{k: [f"agg/{fig}/{k}_*.nc"] for k in aggregate_kinds()}}
     return {k: [xr.load_dataset(p) for g in globs[k] for p in sorted(data.glob(g))]
             for k in FIGURES[fig].inputs}
 
@@ -135,7 +137,7 @@ def _check_drawn_data(workdir, fig):
         for ds in inputs.get("se", []) + inputs.get("small_width", []):
             assert _drawn(ys, np.where(usable(ds), ds["error"].values, np.nan)), (fig, ds.attrs)
             checked += 1
-    for kind in ("amp", "gd", "agd"):
+    for kind in ("amp", "gd", "agd", "spectral"):
         for agg in inputs.get(kind, []):
             var = "test_error_mean" if fig == "fig8" else "mean"
             assert _drawn(ys, agg[var].values), (fig, kind, agg.attrs)
@@ -166,6 +168,7 @@ def test_quick_preset_end_to_end(workdir):
     # GD and AGD aggregates where the figure draws both (fig2b 2 T, fig4 2 beta, fig8 1: 10),
     # AGD only where it draws only AGD (fig3 2 d, fig9 2 T x 3 delta: 8)
     assert len(list((workdir / "data" / "agg").rglob("*gd_*.nc"))) == 10 + 8
+    assert len(list((workdir / "data" / "agg").rglob("spectral_*.nc"))) == 3 + 1  # fig1a, fig2b
     fs = xr.load_dataset(workdir / "data" / "agg" / "fig3" / "finite_size_amp.nc")
     assert set(fs["channel"].values) == {"softmax", "hardmax"} and list(fs["d"]) == [30, 50, 80]
     assert {"gap", "slope", "slope_err", "e_inf", "e_inf_err"} <= set(fs.data_vars)
@@ -223,7 +226,7 @@ def test_slope_fit_of_a_power_law():
     """fig7's slope fit: exact on a power law, with the error propagated from the means' sems."""
     import numpy as np
 
-    from aimlib.figures import _slope_fit
+    from aimlib.figures.plots import _slope_fit
 
     a = np.array([2.0, 4.0])
     slope, err = _slope_fit(a, 0.1 * a**-2.0, 0.1 * a**-2.0 * np.array([0.1, 0.2]))

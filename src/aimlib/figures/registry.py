@@ -38,10 +38,12 @@ class FigureSpec:
             raise ValueError(f"figure {self.name}: unknown input kinds {sorted(bad)}")
 
 
-#: Per figure: the paper figure it reproduces (or "beyond the paper"), what it shows, and the
-#: corrections to the paper it carries.  :func:`caption` adds the parameters from the config.
-_NOTES: dict[str, dict[str, str]] = {
-    "fig1a": dict(
+#: The registry, in the order of the paper: per figure its inputs, the paper figure it
+#: reproduces (or "beyond the paper"), what it shows and the corrections it carries
+#: (:func:`caption` adds the parameters from the config).
+FIGURES: dict[str, FigureSpec] = {spec.name: spec for spec in (
+    FigureSpec(
+        "fig1a", ("se", "amp", "spectral"),
         paper="Figure 1 (left) of the paper",
         shows="Hardmax, T = 2: the Bayes-optimal estimation error from state evolution against "
               "alpha = n/d^2 for each width ratio rho (lines), and AMP run on data drawn from "
@@ -53,7 +55,8 @@ _NOTES: dict[str, dict[str, str]] = {
                     "come from code that used the bivariate normal density in its place, so "
                     "they lie above these (rho = 0.5, alpha = 0.4583: 0.237 here, 0.512 "
                     "published); they are drawn thin and dashed in the same colours."),
-    "fig1b": dict(
+    FigureSpec(
+        "fig1b", ("se", "small_width"),
         paper="Figure 1 (right) of the paper",
         shows="Hardmax, T = 2: SE error against alpha_bar = alpha/rho for each rho, with the "
               "small-width limit rho -> 0 (dashed) and its weak-recovery threshold (vertical "
@@ -61,36 +64,42 @@ _NOTES: dict[str, dict[str, str]] = {
         corrections="Exact hardmax output function (the paper's density curves thin and "
                     "dashed): the small-width threshold is "
                     "alpha_bar = 0.4034 (the published density gives 0.5633)."),
-    "fig2a": dict(
+    FigureSpec(
+        "fig2a", ("se",),
         paper="Figure 2 (left) of the paper",
         shows="Softmax, T = 2: SE error against alpha for each rho, with the rho -> infinity "
               "line; each curve reaches zero at the perfect-recovery threshold "
               "alpha_bar_c = 2 rho - rho^2 (1 for rho >= 1).",
         corrections="None: the softmax channel is unaffected by the hardmax error."),
-    "fig2b": dict(
+    FigureSpec(
+        "fig2b", ("se", "amp", "gd", "agd", "spectral"),
         paper="Figure 2 (right) of the paper",
         shows="Softmax: error against alpha_bar = alpha (T^2 + T - 2) for several T: SE line, "
               "AMP (dots), gradient descent from one initialisation (+) and the average of K "
               "runs (x), and the spectral estimator (stars) with its one-step SE prediction "
               "(thin dotted line). Points below the axis are drawn as triangles on it.",
         corrections="None."),
-    "fig3": dict(
+    FigureSpec(
+        "fig3", ("se", "amp", "agd", "finite_size"),
         paper="Figure 3 of the paper (finite-size study)",
         shows="AMP and averaged GD against alpha at each d with the SE curve, the gap to SE "
               "against 1/d at fixed alpha with a fitted power law, and the extrapolation "
               "d -> infinity against SE.",
         corrections="Hardmax panels use the exact output function."),
-    "fig4": dict(
+    FigureSpec(
+        "fig4", ("se", "amp", "gd", "agd"),
         paper="Beyond the paper",
         shows="Softmax, T = 2 at several inverse temperatures beta: SE does not depend on beta "
               "(one curve); AMP, GD and AGD at each beta must agree with it.",
         corrections="None."),
-    "fig5": dict(
+    FigureSpec(
+        "fig5", ("se",),
         paper="Beyond the paper",
         shows="Softmax SE for T = 2..6 against alpha_bar = alpha (T^2 + T - 2): the curves "
               "collapse.",
         corrections="None."),
-    "fig6": dict(
+    FigureSpec(
+        "fig6", ("se", "amp"),
         paper="Beyond the paper: the correction itself",
         shows="Hardmax, T = 2: SE with the exact output function, SE with the published density "
               "as the paper computes it (dashed), the state evolution of AMP run with the "
@@ -98,7 +107,8 @@ _NOTES: dict[str, dict[str, str]] = {
               "output function (open markers: no seed converged).",
         corrections="This figure is the correction: the paper's hardmax curves are the dashed "
                     "one; the Bayes-optimal error is the solid one."),
-    "fig7": dict(
+    FigureSpec(
+        "fig7", ("se", "amp"),
         paper="Beyond the paper: the large-alpha rate (docs/theory.md §9)",
         shows="Hardmax, T = 2: (a) SE with the exact output function (solid) and with the "
               "published density (dashed) against alpha, the asymptotic laws of each (thin "
@@ -108,7 +118,8 @@ _NOTES: dict[str, dict[str, str]] = {
         corrections="The paper reports a decay 'compatible with O(1/alpha)'; that is the rate of "
                     "its density curve. The Bayes-optimal error falls as alpha^-2 "
                     "(0.10154 alpha^-2 at rho = 0.5)."),
-    "fig8": dict(
+    FigureSpec(
+        "fig8", ("se", "amp", "gd", "agd"),
         paper="Beyond the paper: the test error (docs/theory.md §10)",
         shows="Test error E||y(X; S*) - prediction||^2 on fresh samples against alpha, softmax "
               "and hardmax at T = 2: the Bayes-optimal test error from SE with the Bayes "
@@ -116,7 +127,8 @@ _NOTES: dict[str, dict[str, str]] = {
               "and AGD estimates measured on 10,000 fresh samples per seed (filled markers) next "
               "to the Gaussian prediction from each estimate's own overlaps (m, Q) (open).",
         corrections="Hardmax curves use the exact output function."),
-    "fig9": dict(
+    FigureSpec(
+        "fig9", ("se", "amp", "agd"),
         paper="Beyond the paper: a third output channel (docs/theory.md §11)",
         shows="Gaussian output channel y = h + sqrt(Delta) z, rho = 0.5: SE error against alpha "
               "for T = 1, 2, 3 (lines; dotted: the noiseless perfect-recovery threshold "
@@ -125,26 +137,8 @@ _NOTES: dict[str, dict[str, str]] = {
               "and AGD (crosses). With noise, GD's gap to the line shows whether it is still "
               "Bayes-optimal.",
         corrections="None: a new channel."),
-}
+)}
 
-#: The input kinds of each figure.
-_INPUTS: dict[str, tuple[str, ...]] = {
-    "fig1a": ("se", "amp", "spectral"),
-    "fig1b": ("se", "small_width"),
-    "fig2a": ("se",),
-    "fig2b": ("se", "amp", "gd", "agd", "spectral"),
-    "fig3": ("se", "amp", "agd", "finite_size"),
-    "fig4": ("se", "amp", "gd", "agd"),
-    "fig5": ("se",),
-    "fig6": ("se", "amp"),
-    "fig7": ("se", "amp"),
-    "fig8": ("se", "amp", "gd", "agd"),
-    "fig9": ("se", "amp", "agd"),
-}
-
-#: The registry, in the order of the paper.
-FIGURES: dict[str, FigureSpec] = {
-    name: FigureSpec(name, _INPUTS[name], **notes) for name, notes in _NOTES.items()}
 
 
 def _spec_text(spec) -> str:
@@ -168,7 +162,9 @@ def caption(name: str, experiment: Mapping) -> str:
     """A reStructuredText caption for figure ``name`` of an experiment block of the config:
     what it shows, its parameters, the paper figure it reproduces and the corrections it
     carries (used by the workflow's Snakemake report)."""
-    notes = _NOTES.get(name, {})
+    spec = FIGURES.get(name)
+    notes = {"shows": spec.shows, "paper": spec.paper, "corrections": spec.corrections} \
+        if spec else {}
     lines = [f"**{name}**: {experiment.get('description', '')}", "",
              notes.get("shows", ""), "", "Parameters:", ""]
     for key in ("channel", "T", "rho", "beta", "delta"):

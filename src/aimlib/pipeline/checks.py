@@ -9,7 +9,7 @@ from aimlib.algorithms import ALGORITHMS
 from aimlib.channels import CHANNELS, check_T
 from aimlib.core.options import SE_TOL
 from aimlib.core.validation import check_positive
-from aimlib.pipeline.grids import STAGES, ConfigError, as_list, channel_grid, channels, fnum
+from aimlib.pipeline.grids import ConfigError, as_list, channel_grid, channels, fnum
 
 __all__ = ["check", "check_schema", "schema", "fill_defaults"]
 
@@ -75,7 +75,7 @@ def check(config: dict) -> None:
         for i, rho in enumerate(as_list(exp["rho"])):
             _positive(rho, f"{base}.rho[{i}]")
         _check_T(exp["T"], chans, f"{base}.T")
-        for stage in ("se", "small_width", *STAGES):
+        for stage in ("se", "small_width", *ALGORITHMS):
             if stage not in exp:
                 continue
             block = exp[stage]
@@ -83,7 +83,7 @@ def check(config: dict) -> None:
                 if c not in chans:
                     raise ConfigError(f"{base}.{stage}.channel: {c!r} is not a channel of the "
                                       f"experiment ({', '.join(chans)})")
-            if stage in STAGES:
+            if stage in ALGORITHMS:
                 alg = ALGORITHMS[stage]
                 for c in channels(exp, block):
                     if not alg.supports(CHANNELS[c]):
@@ -99,7 +99,7 @@ def check(config: dict) -> None:
             if "T" in block:
                 _check_T(block["T"], channels(exp, block), f"{base}.{stage}.T")
             _check_params(exp, block, channels(exp, block), f"{base}.{stage}")
-            if stage in STAGES:
+            if stage in ALGORITHMS:
                 seeds, ds = block["seeds"], as_list(block["d"])
                 alg = ALGORITHMS[stage]
                 for i, d in enumerate(ds):

@@ -15,7 +15,8 @@ __all__ = ["STAGES", "ConfigError", "ffmt", "fnum", "grid", "channel_grid", "as_
            "channel_param_values", "cpar", "alphas_for", "variants"]
 
 #: Data stages that consume teacher data: one per algorithm of the registry
-#: (:data:`aimlib.algorithms.ALGORITHMS`), in its order.
+#: (:data:`aimlib.algorithms.ALGORITHMS`), in its order, at import (the checks and the plan read
+#: the registry itself, so an algorithm registered later is a stage too).
 STAGES = tuple(ALGORITHMS)
 
 

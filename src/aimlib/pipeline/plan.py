@@ -11,7 +11,6 @@ from aimlib.algorithms import ALGORITHMS
 from aimlib.channels import CHANNELS
 from aimlib.core.options import SE_TOL
 from aimlib.pipeline.grids import (
-    STAGES,
     alphas_for,
     as_list,
     channel_param_values,
@@ -123,7 +122,7 @@ class Plan:
                 for job in _se_jobs(name, exp):
                     self.se_jobs.append(job)
                     self._se[_key(job.wildcards)] = job
-            for stage in STAGES:
+            for stage in ALGORITHMS:  # the registry as it is now
                 table = self._groups.setdefault(stage, {})
                 if stage in exp:
                     for g in _groups(name, exp, stage):
