@@ -16,7 +16,7 @@ from aimlib import cli, cost, model, prior, resources
 from aimlib import config as cfg
 from aimlib import state_evolution as se
 from aimlib.algorithms import ALGORITHMS, Algorithm, aggregate_kinds, algorithm
-from aimlib.algorithms.base import outcome
+from aimlib.algorithms.protocol import outcome
 from aimlib.channels import CHANNELS
 
 LOG = logging.getLogger("test")

@@ -43,3 +43,31 @@ def test_drawing_leaves_global_matplotlib_settings_alone(tmp_path):
     assert (tmp_path / "f.png").stat().st_size > 1000
     after = dict(plt.rcParams)
     assert {k for k in before if before[k] != after[k]} == set()
+
+
+def test_a_new_figure_through_the_registry_alone(monkeypatch):
+    """One registry entry and one decorated function: draw() finds it, its caption is built,
+    and a config with an experiment of its name draws it."""
+    from aimlib import config as cfg
+    from aimlib.figures import plots, registry
+
+    spec = registry.FigureSpec("fig_new", ("se",), paper="Beyond the paper", shows="a test",
+                               corrections="None.")
+    monkeypatch.setitem(registry.FIGURES, "fig_new", spec)
+    monkeypatch.setattr(plots, "DRAW", dict(plots.DRAW))
+
+    @plots._styled
+    def fig_new(inputs, *, axes=None, style=None):
+        fig, ax = plt.subplots()
+        for ds in inputs["se"]:
+            ax.plot(ds["alpha"].values, ds["error"].values)
+        return fig
+
+    ds = se.curve("softmax", [0.02, 0.05], 0.5, T=2)
+    fig = figures.draw("fig_new", {"se": [ds]})
+    np.testing.assert_allclose(fig.axes[0].get_lines()[0].get_ydata(), ds["error"].values)
+    plt.close(fig)
+    assert "a test" in registry.caption("fig_new", {"description": "d"})
+    conf = {"seed": 0, "se": {"tol": 1e-10}, "experiments": {"fig_new": {
+        "channel": "softmax", "T": 2, "rho": 0.5, "se": {"alpha": {"values": [0.05]}}}}}
+    assert cfg.plan(conf).figure_list(registry.FIGURES) == ["fig_new"]

@@ -146,3 +146,29 @@ def test_no_private_name_imported_across_modules(root):
                 bad += [f"{path.name}: {a.name} from {node.module}" for a in node.names
                         if a.name.startswith("_") and not a.name.startswith("__")]
     assert not bad, bad
+
+
+def test_no_two_modules_share_a_name(root):
+    """Every module of the package has a name of its own (the normal-distribution functions
+    are ``core.normal``, the Gaussian channel ``channels.gaussian``)."""
+    from collections import Counter
+
+    pkg = root / "src" / "aimlib"
+    names = Counter(p.stem for p in pkg.rglob("*.py") if p.name != "__init__.py")
+    assert [n for n, k in names.items() if k > 1] == []
+
+
+def test_old_import_paths_are_the_moved_modules():
+    """The README's imports keep working: an old flat name is the moved module itself, so a
+    monkeypatch through either name reaches the code."""
+    import importlib
+
+    import aimlib
+
+    for old, new in aimlib.MOVED.items():
+        assert importlib.import_module(f"aimlib.{old}") is importlib.import_module(
+            f"aimlib.{new}"), old
+    from aimlib import amp, state_evolution
+    from aimlib.algorithms import amp as amp_new
+
+    assert amp is amp_new and state_evolution.__name__ == "aimlib.theory.state_evolution"

@@ -197,13 +197,23 @@ class TeacherData:
         return (float(np.sum(S_hat * self.S)) / d, float(np.sum(S_hat * S_hat)) / d,
                 float(np.sum(self.S * self.S)) / d)
 
-    def test_error(self, S_hat: np.ndarray, n_test: int, rng: np.random.Generator) -> float:
-        """Mean over ``n_test`` fresh samples of ``||y(X; S_hat) - y(X; S*)||_F^2``."""
-        X = rng.standard_normal((n_test, self.T, self.d))
+    def test_errors(self, S_hat: np.ndarray, n_test: int, rng: np.random.Generator,
+                    chunk: int = CHUNK) -> np.ndarray:
+        """``||y(X; S_hat) - y(X; S*)||_F^2`` on each of ``n_test`` fresh samples drawn from
+        ``rng``, ``chunk`` at a time (the same draws as one call: memory O(chunk T d))."""
         ch = self.ch
-        y_hat = ch.predict(attention_indices(X, S_hat))
-        y = ch.predict(attention_indices(X, self.S))
-        return float(np.mean(np.sum((y_hat - y) ** 2, axis=(-2, -1))))
+        out = np.empty(int(n_test))
+        for lo in range(0, int(n_test), chunk):
+            hi = min(int(n_test), lo + chunk)
+            X = rng.standard_normal((hi - lo, self.T, self.d))
+            y_hat = ch.predict(attention_indices(X, S_hat))
+            y = ch.predict(attention_indices(X, self.S))
+            out[lo:hi] = np.sum((y_hat - y) ** 2, axis=(-2, -1))
+        return out
+
+    def test_error(self, S_hat: np.ndarray, n_test: int, rng: np.random.Generator) -> float:
+        """Mean of :meth:`test_errors`: the plug-in test error of ``S_hat`` on fresh samples."""
+        return float(np.mean(self.test_errors(S_hat, n_test, rng)))
 
 
 def generate(

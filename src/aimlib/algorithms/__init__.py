@@ -1,4 +1,4 @@
-"""The algorithm registry: name -> algorithm (:class:`~aimlib.algorithms.base.Algorithm`).
+"""The algorithm registry: name -> algorithm (:class:`~aimlib.algorithms.protocol.Algorithm`).
 
 Each entry owns its options, its run, its resource model, its smallest d, what its aggregates
 hold, its workflow job and its command-line subcommand; the schema's stage blocks and defaults,
@@ -10,8 +10,8 @@ class here and one line in :data:`ALGORITHMS` (README, "Adding an algorithm").
 from __future__ import annotations
 
 from aimlib.algorithms.amp_entry import AMP
-from aimlib.algorithms.base import OUTCOME_EXTRAS, Algorithm
 from aimlib.algorithms.gd_entry import GD
+from aimlib.algorithms.protocol import OUTCOME_EXTRAS, Algorithm
 from aimlib.algorithms.spectral_entry import Spectral
 
 __all__ = ["ALGORITHMS", "Algorithm", "AMP", "GD", "Spectral", "algorithm", "aggregate_kinds",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from aimlib.algorithms.base import Algorithm, outcome
+from aimlib.algorithms.protocol import Algorithm, outcome
 from aimlib.core.options import AMPOptions
 
 __all__ = ["AMP"]

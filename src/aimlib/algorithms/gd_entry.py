@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from aimlib.algorithms.base import OUTCOME_EXTRAS, Algorithm, outcome
+from aimlib.algorithms.protocol import OUTCOME_EXTRAS, Algorithm, outcome
 from aimlib.core.options import GDOptions
 
 __all__ = ["GD"]

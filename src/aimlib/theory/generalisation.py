@@ -30,7 +30,6 @@ import numpy as np
 
 from aimlib.channels import make_channel
 from aimlib.channels.base import NORMAL_RANGE, NORMAL_STEP, TestError, normal_rule
-from aimlib.core.options import CHUNK
 from aimlib.core.validation import check_rho
 
 __all__ = ["TestError", "Evaluation", "from_overlaps", "bayes", "evaluate", "normal_rule",
@@ -119,21 +118,12 @@ def evaluate(data, S_hat: np.ndarray, n_test: int = N_TEST,
     """Measure the plug-in test error of ``S_hat`` on ``n_test`` fresh samples of ``data``'s
     teacher (by default drawn from the data's own seed, spawn key 3, so runs are reproducible),
     and predict it from the estimate's overlaps."""
-    from aimlib.model import attention_indices
-
     if rng is None:
         rng = np.random.default_rng(np.random.SeedSequence(list(data.token_entropy),
                                                            spawn_key=(3,)))
     m, Q, Q0 = data.overlaps(S_hat)
     ch = data.ch
-    errs = np.empty(int(n_test))
-    chunk = CHUNK
-    for lo in range(0, int(n_test), chunk):
-        hi = min(int(n_test), lo + chunk)
-        X = rng.standard_normal((hi - lo, data.T, data.d))
-        y_hat = ch.predict(attention_indices(X, S_hat))
-        y = ch.predict(attention_indices(X, data.S))
-        errs[lo:hi] = np.sum((y_hat - y) ** 2, axis=(-2, -1))
+    errs = data.test_errors(S_hat, int(n_test), rng)
     pred = ch.plugin_test_error(m, min(Q, 1e12), Q0, "plugin") \
         if m * m <= Q * Q0 and Q > 0 else TestError(math.nan, math.nan, "")
     return Evaluation(m, Q, Q0, float(errs.mean()), float(errs.std(ddof=1) / math.sqrt(len(errs))),
