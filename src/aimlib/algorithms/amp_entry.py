@@ -32,14 +32,9 @@ class AMP(Algorithm):
         "why).")
     CLI_EXAMPLE: ClassVar[str] = (
         "aimlib amp hardmax --rho 0.5 --alpha 0.4583 --d 100 --seed 0 --progress")
+    NUMERICS: ClassVar[str] = "aimlib.algorithms.amp"
     AGGREGATES: ClassVar[dict[str, str]] = {"amp": "error"}
     MIN_D_PER_T: ClassVar[int] = 5
-
-    @classmethod
-    def dataset_attrs(cls, opts) -> dict:
-        from aimlib.algorithms import amp
-
-        return {**super().dataset_attrs(opts), "stop_reasons": " ".join(amp.STOP_REASONS)}
 
     @classmethod
     def progress_total(cls, opts):

@@ -34,6 +34,7 @@ class GD(Algorithm):
         " to SE.")
     CLI_EXAMPLE: ClassVar[str] = (
         "aimlib gd --rho 0.5 --T 2 --alpha-bar 0.5 --d 60 --inits 32 --progress")
+    NUMERICS: ClassVar[str] = "aimlib.algorithms.gd"
     AGGREGATES: ClassVar[dict[str, str]] = {"gd": "error_gd", "agd": "error_agd"}
 
     @classmethod

@@ -139,11 +139,22 @@ class Algorithm:
         ``to_dataset()`` with the test error on fresh samples)."""
         raise NotImplementedError
 
+    #: The module of its numerics (``"aimlib.algorithms.amp"``), imported when first needed;
+    #: its ``STOP_REASONS``, if it has them, name the codes of a dataset's ``stop_reason``.
+    NUMERICS: ClassVar[str | None] = None
+
     @classmethod
     def dataset_attrs(cls, opts: dict) -> dict:
-        """Attributes of a job's dataset: its options (``<name>_<option>``; an algorithm that
-        codes ``stop_reason`` adds the names, ``stop_reasons``)."""
-        return {f"{cls.name}_{k}": v for k, v in opts.items()}
+        """Attributes of a job's dataset: its options (``<name>_<option>``) and the names of
+        its ``stop_reason`` codes (``stop_reasons``), where its numerics define them."""
+        import importlib
+
+        out = {f"{cls.name}_{k}": v for k, v in opts.items()}
+        reasons = getattr(importlib.import_module(cls.NUMERICS), "STOP_REASONS", None) \
+            if cls.NUMERICS else None
+        if reasons:
+            out["stop_reasons"] = " ".join(reasons)
+        return out
 
     #: What its progress bar counts (``"AMP iterations"``).
     PROGRESS_UNIT: ClassVar[str] = "steps"

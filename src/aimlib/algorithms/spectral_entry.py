@@ -26,14 +26,9 @@ class Spectral(Algorithm):
         " of AMP's output function at S_hat = 0, denoises it with the RIE and prints its error "
         "next to the one-step SE prediction and the Bayes-optimal error.")
     CLI_EXAMPLE: ClassVar[str] = "aimlib spectral hardmax --rho 0.5 --alpha 1 --d 300 --seed 0"
+    NUMERICS: ClassVar[str] = "aimlib.algorithms.spectral"
     AGGREGATES: ClassVar[dict[str, str]] = {"spectral": "error"}
     MIN_D_PER_T: ClassVar[int] = 5
-
-    @classmethod
-    def dataset_attrs(cls, opts) -> dict:
-        from aimlib.algorithms import spectral
-
-        return {**super().dataset_attrs(opts), "stop_reasons": " ".join(spectral.STOP_REASONS)}
 
     @classmethod
     def run(cls, data, *, variant="exact", progress=None, **opts):
