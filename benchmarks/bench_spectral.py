@@ -45,7 +45,7 @@ def child(ch, alpha, d):
 
 def main() -> None:
     rows = []
-    for ch, alpha in (("hardmax", 1.0), ("softmax", 0.3)):
+    for ch, alpha in (("hardmax", 0.5), ("softmax", 0.2)):
         for d in (100, 300, 1000):
             r = child(ch, alpha, d)
             rows.append(f"| {ch} | {alpha:g} | {d} | {r['n']:,} | {r['time']:.2f} s | "
