@@ -9,15 +9,15 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
-from aimlib.captions import FIGURES, INPUT_KINDS
-from aimlib.options import defaults
 
 from aimlib import cli, cost, model, prior, resources
 from aimlib import config as cfg
 from aimlib import state_evolution as se
 from aimlib.algorithms import ALGORITHMS, Algorithm, aggregate_kinds, algorithm
 from aimlib.algorithms.protocol import outcome
+from aimlib.captions import FIGURES, INPUT_KINDS
 from aimlib.channels import CHANNELS
+from aimlib.options import defaults
 
 LOG = logging.getLogger("test")
 

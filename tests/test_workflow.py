@@ -6,8 +6,9 @@ import sys
 
 import pytest
 import xarray as xr
-from aimlib.captions import FIGURES
 from conftest import copy_workflow
+
+from aimlib.captions import FIGURES
 
 FIGS = list(FIGURES)
 
@@ -125,9 +126,9 @@ def _check_drawn_data(workdir, fig):
     errors), exactly as cached."""
     import matplotlib.pyplot as plt
     import numpy as np
-    from aimlib.state_evolution import usable
 
     from aimlib import figures
+    from aimlib.state_evolution import usable
 
     inputs = _figure_inputs(workdir, fig)
     figure = figures.draw(fig, inputs)
