@@ -67,10 +67,10 @@ def main() -> None:
                     if stage == "amp":
                         t0 = time.perf_counter()
                         amp.run(data, max_iter=5, tol=1e-300, variant=g.variant, max_restarts=0,
-                                damping=plan.amp_options(name)["damping"])
+                                damping=plan.options("amp", name)["damping"])
                         per = (time.perf_counter() - t0) / 5 * ITERS
                     else:
-                        opts = plan.gd_options(name)
+                        opts = plan.options("gd", name)
                         t0 = time.perf_counter()
                         gd.run(data, inits=1, steps=20)
                         per = (time.perf_counter() - t0) / 20 * opts["steps"] * opts["inits"]

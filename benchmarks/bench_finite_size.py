@@ -92,7 +92,7 @@ def main() -> None:
         alphas = cfg.channel_grid(amp_block["alpha"], ch)
         top = max(alphas)
         for d in amp_block["d"]:
-            opts = cfg.plan(conf).amp_options("fig3", d)
+            opts = cfg.plan(conf).options("amp", "fig3", d)
             r, n = sizes(top, 0.2, d)
             req = res.amp(d, n, 2, ch, dtype=opts["dtype"], max_iter=opts["max_iter"])
             m = _run(CHILD, ch, top, d, req.threads, opts["dtype"], 5 if d >= 500 else 10)
@@ -114,7 +114,7 @@ def main() -> None:
         r, n = sizes(key.alpha, key.rho, key.d)
         per_sample, threads = per_iter[(key.channel, key.d)]
         amp_h[key.d] = amp_h.get(key.d, 0.0) + threads * per_sample * n * iters[key.channel] / 3600
-    gd_opts = cfg.plan(conf).gd_options("fig3")
+    gd_opts = cfg.plan(conf).options("gd", "fig3")
     gd_h = {}
     for d in exp["gd"]["d"]:
         m = _run(GD_CHILD, 0.08, d, gd_opts["inits"])

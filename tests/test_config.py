@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from aimlib import config as cfg
+from aimlib.algorithms import ALGORITHMS
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +104,7 @@ def test_paper_preset_has_one_data_job_per_point(root):
     conf = yaml.safe_load((root / "config" / "config.yaml").read_text())
     n_runs = n_jobs = 0
     for name, exp in conf["experiments"].items():
-        for stage in cfg.STAGES:
+        for stage in ALGORITHMS:
             if stage in exp:
                 jobs = cfg.stage_jobs(conf, name, stage)
                 n_jobs += len(jobs)
@@ -133,8 +134,8 @@ def test_channel_lists_and_seeds_per_d(root):
         assert set(alphas) <= set(grid)
     jobs = cfg.plan(conf).se_for("fig3")
     assert sorted(j.channel for j in jobs) == ["hardmax", "softmax"]
-    assert cfg.plan(conf).amp_options("fig3", 1000)["dtype"] == "float32"
-    assert cfg.plan(conf).amp_options("fig3", 100)["dtype"] == "float64"
+    assert cfg.plan(conf).options("amp", "fig3", 1000)["dtype"] == "float32"
+    assert cfg.plan(conf).options("amp", "fig3", 100)["dtype"] == "float64"
 
 
 @pytest.mark.parametrize("edit,msg", [

@@ -90,7 +90,7 @@ def test_amp_memory_model_bounds_measured_peak():
     amp.run(data, max_iter=3, tol=1e-30, token_budget=res.TOKEN_BUDGET)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    model_bytes = res._amp_model(data.d, data.n, data.T, "hardmax", "float64", res.CHUNK)[0]
+    model_bytes = res.amp_model(data.d, data.n, data.T, "hardmax", "float64", res.CHUNK)[0]
     # the model counts what a run holds: above the measured peak, and not by more than 2x
     assert peak < model_bytes < 2.0 * peak
     req = res.amp(data.d, data.n, data.T, "hardmax", max_iter=3)

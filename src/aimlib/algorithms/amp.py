@@ -50,7 +50,7 @@ import xarray as xr
 
 from aimlib import prior
 from aimlib.channels import channel_class, make_channel, pair_weights
-from aimlib.core.options import CHUNK, TOKEN_BUDGET, AMPOptions
+from aimlib.core.options import AMP_MIN_D_PER_T, CHUNK, TOKEN_BUDGET, AMPOptions
 from aimlib.core.progress import open_bar
 from aimlib.model import TeacherData, attention_indices, generate, mix_tokens
 
@@ -62,9 +62,8 @@ DIVERGENCE_WINDOW = 25
 #: ``STALL_WINDOW`` iterations must bring it below ``tol`` within the remaining budget.
 STALL_WINDOW = 50
 #: Reasons an attempt stops (``AMPResult.stop_reason``).
-#: AMP's smallest ``d`` per token (its RIE and Onsager terms are large-d approximations; at d = 2
-#: it reports nonsense as converged).
-MIN_D_PER_T = 5
+#: AMP's smallest ``d`` per token (defined once, in :mod:`aimlib.core.options`).
+MIN_D_PER_T = AMP_MIN_D_PER_T
 
 STOP_REASONS = ("converged", "stalled", "diverged", "nan", "max_iter", "inconsistent")
 

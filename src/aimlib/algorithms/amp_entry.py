@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from aimlib.algorithms.protocol import Algorithm, outcome
-from aimlib.core.options import AMPOptions
+from aimlib.core.options import AMP_MIN_D_PER_T, AMPOptions
 
 __all__ = ["AMP"]
 
@@ -34,7 +34,7 @@ class AMP(Algorithm):
         "aimlib amp hardmax --rho 0.5 --alpha 0.4583 --d 100 --seed 0 --progress")
     NUMERICS: ClassVar[str] = "aimlib.algorithms.amp"
     AGGREGATES: ClassVar[dict[str, str]] = {"amp": "error"}
-    MIN_D_PER_T: ClassVar[int] = 5
+    MIN_D_PER_T: ClassVar[int] = AMP_MIN_D_PER_T
 
     @classmethod
     def progress_total(cls, opts):

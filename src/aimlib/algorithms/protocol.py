@@ -39,16 +39,17 @@ def outcome(data, S_hat, log, what: str, suffix: str = "") -> dict:
 
     from aimlib.theory import generalisation
 
-    keys = ("m", "Q", "Q0", "test_error", "test_error_sem", "test_error_pred")
-    if not np.all(np.isfinite(S_hat)):
-        return {f"{k}{suffix}" if k != "Q0" else k: np.nan for k in keys}
-    ev = generalisation.evaluate(data, S_hat)
-    log.info("seed %d: %s test error %.5f +- %.5f on %d fresh samples (Gaussian prediction "
-             "from m = %.4f, Q = %.4f: %.5f)", data.seed, what, ev.measured, ev.measured_sem,
-             generalisation.N_TEST, ev.m, ev.Q, ev.predicted)
-    vals = dict(m=ev.m, Q=ev.Q, Q0=ev.Q0, test_error=ev.measured,
-                test_error_sem=ev.measured_sem, test_error_pred=ev.predicted)
-    return {f"{k}{suffix}" if k != "Q0" else k: float(v) for k, v in vals.items()}
+    vals = dict.fromkeys(("m", "Q", "Q0", "test_error", "test_error_sem", "test_error_pred"),
+                         np.nan)
+    if np.all(np.isfinite(S_hat)):
+        ev = generalisation.evaluate(data, S_hat)
+        log.info("seed %d: %s test error %.5f +- %.5f on %d fresh samples (Gaussian prediction "
+                 "from m = %.4f, Q = %.4f: %.5f)", data.seed, what, ev.measured,
+                 ev.measured_sem, generalisation.N_TEST, ev.m, ev.Q, ev.predicted)
+        vals = dict(m=ev.m, Q=ev.Q, Q0=ev.Q0, test_error=ev.measured,
+                    test_error_sem=ev.measured_sem, test_error_pred=ev.predicted)
+    # Q0 is the teacher's, the same for every estimate of the seed: no suffix
+    return {(k if k == "Q0" else f"{k}{suffix}"): float(v) for k, v in vals.items()}
 
 
 class Algorithm:
@@ -79,17 +80,28 @@ class Algorithm:
         return max(2, cls.MIN_D_PER_T * int(T))
 
     @classmethod
-    def check_point(cls, channel: str, d: int, T: int) -> None:
-        """``ValueError`` naming the problem if it cannot run at this point."""
+    def check_channel(cls, channel: str) -> None:
+        """``ValueError`` if it does not run on ``channel`` (naming those it runs on)."""
         from aimlib.channels import CHANNELS
 
         if not cls.supports(CHANNELS[channel]):
             fit = [k for k, c in CHANNELS.items() if cls.supports(c)]
-            raise ValueError(f"{cls.name} does not run on the {channel} channel (it runs on "
+            raise ValueError(f"{cls.label} does not run on the {channel} channel (it runs on "
                              f"{', '.join(fit)})")
+
+    @classmethod
+    def check_d(cls, d: int, T: int) -> None:
+        """``ValueError`` if ``d`` is below its smallest d at ``T`` tokens."""
         if int(d) < cls.min_d(T):
             raise ValueError(f"d={d} is too small for {cls.name} at T={T} (it needs "
                              f"d >= {cls.min_d(T)})")
+
+    @classmethod
+    def check_point(cls, channel: str, d: int, T: int) -> None:
+        """Both checks: the library's and the command line's (the config calls each with the
+        key it checks)."""
+        cls.check_channel(channel)
+        cls.check_d(d, T)
 
     # ------------------------------------------------------------------ options
     @classmethod

@@ -27,6 +27,7 @@ __all__ = [
     "MAX_MEM_MB",
     "TOKEN_BUDGET",
     "amp_dtype",
+    "amp_model",
     "amp",
     "teacher_seconds",
     "gd",
@@ -84,7 +85,7 @@ def _amp_threads(d: int) -> int:
     return 2 if d >= FLOAT32_FROM_D else 1
 
 
-def _amp_model(d: int, n: int, T: int, channel: str, dtype: str, chunk: int):
+def amp_model(d: int, n: int, T: int, channel: str, dtype: str, chunk: int):
     """Bytes held, threads, seconds per iteration and set-up seconds of one AMP run."""
     item = 4 if amp_dtype(dtype, d) == "float32" else 8
     tokens = n * T * d * item
@@ -112,14 +113,14 @@ def amp(d: int, n: int, T: int, channel: str, *, dtype: str = AMPOptions.dtype,
     regeneration when the tokens do not fit, and one eigendecomposition; the request covers the
     ``max_iter`` budget of each run (shared by its attempts) twice over, plus drawing its teacher.
     """
-    mem, threads, per_iter, setup = _amp_model(d, n, T, channel, dtype, chunk)
+    mem, threads, per_iter, setup = amp_model(d, n, T, channel, dtype, chunk)
     return request(mem, int(runs) * (setup + int(max_iter) * per_iter), threads, attempt)
 
 
 def amp_seconds(d: int, n: int, T: int, channel: str, *, dtype: str = AMPOptions.dtype,
                 iterations: float = 0.0, chunk: int = CHUNK) -> float:
     """Expected CPU-seconds of one AMP run of ``iterations`` iterations (threads included)."""
-    _, threads, per_iter, setup = _amp_model(d, n, T, channel, dtype, chunk)
+    _, threads, per_iter, setup = amp_model(d, n, T, channel, dtype, chunk)
     return threads * (setup + iterations * per_iter)
 
 

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from aimlib import prior
-from aimlib.channels import channel_class, make_channel
+from aimlib.channels import make_channel
 from aimlib.core.options import CHUNK, TOKEN_BUDGET, SpectralOptions
-from aimlib.model import TeacherData, generate
+from aimlib.model import TeacherData
 
-__all__ = ["SpectralResult", "STOP_REASONS", "run", "run_point"]
+__all__ = ["SpectralResult", "STOP_REASONS", "run"]
 
 #: Why a spectral run stopped: it always takes its one step; ``"nan"`` if ``q_hat`` or ``B`` is
 #: not finite.
@@ -104,12 +104,3 @@ def run(data: TeacherData, *, variant: str = "exact", chunk: int = CHUNK,
     R = 2.0 * (0.5 * (B + B.T)) / (d**1.5 * q_hat)
     S_hat = prior.rie(R, 1.0 / q_hat, rho)
     return SpectralResult(data.estimation_error(S_hat), True, "one_step", q_hat, S_hat)
-
-
-def run_point(channel: str, alpha: float, rho: float, T: int, d: int, seed: int,
-              beta: float = 1.0, *, base_seed: int = 0, **opts) -> SpectralResult:
-    """Draw teacher data from a seed (:func:`aimlib.model.generate`) and run the spectral
-    estimator on it (the channel's own parameter goes to the data, the rest to :func:`run`)."""
-    cparams, opts = channel_class(channel).split_params(opts)
-    data = generate(channel, alpha, rho, T, d, seed, beta=beta, base_seed=base_seed, **cparams)
-    return run(data, **opts)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from aimlib.algorithms.protocol import Algorithm, outcome
-from aimlib.core.options import SpectralOptions
+from aimlib.core.options import AMP_MIN_D_PER_T, SpectralOptions
 
 __all__ = ["Spectral"]
 
@@ -28,7 +28,7 @@ class Spectral(Algorithm):
     CLI_EXAMPLE: ClassVar[str] = "aimlib spectral hardmax --rho 0.5 --alpha 1 --d 300 --seed 0"
     NUMERICS: ClassVar[str] = "aimlib.algorithms.spectral"
     AGGREGATES: ClassVar[dict[str, str]] = {"spectral": "error"}
-    MIN_D_PER_T: ClassVar[int] = 5
+    MIN_D_PER_T: ClassVar[int] = AMP_MIN_D_PER_T
 
     @classmethod
     def run(cls, data, *, variant="exact", progress=None, **opts):
@@ -37,43 +37,26 @@ class Spectral(Algorithm):
         return spectral.run(data, variant=variant, **opts)
 
     @classmethod
-    def _model(cls, d, n, T, opts):
-        from aimlib.algorithms import resources as res
-
-        item = 4 if opts["dtype"] == "float32" else 8
-        tokens = n * T * d * item
-        m = min(n, res.CHUNK)
-        in_memory = tokens <= res.TOKEN_BUDGET
-        mem = (tokens if in_memory else 0) + 3 * m * T * d * 8 + 6 * n * T * T * 8 \
-            + 8 * d * d * 8
-        seconds = (2.0 * n * T * d * d / res.GEMM_RATE[opts["dtype"]] + 5e-10 * d**3
-                   + res.teacher_seconds(d, n, T))
-        return mem, seconds
-
-    @classmethod
     def resources(cls, d, n, T, r, channel, opts, *, runs=1, attempt=1):
         from aimlib.algorithms import resources as res
-        from aimlib.channels import CHANNELS
 
-        mem, seconds = cls._model(d, n, T, opts)
-        return res.request(mem, runs * (seconds + CHANNELS[channel].G_OUT_SECONDS * n),
-                           1, attempt)
+        mem, threads, per_iter, setup = res.amp_model(d, n, T, channel, opts["dtype"], res.CHUNK)
+        return res.request(mem, runs * (setup + per_iter), threads, attempt)
 
     @classmethod
     def seconds(cls, d, n, T, r, channel, opts) -> float:
-        from aimlib.channels import CHANNELS
+        """AMP's set-up and one AMP iteration (:func:`aimlib.algorithms.resources.amp_model`):
+        the pass is AMP's output step, and the eigendecomposition its RIE."""
+        from aimlib.algorithms import resources as res
 
-        return cls._model(d, n, T, opts)[1] + CHANNELS[channel].G_OUT_SECONDS * n
+        _, threads, per_iter, setup = res.amp_model(d, n, T, channel, opts["dtype"], res.CHUNK)
+        return threads * (setup + per_iter)
 
     @classmethod
     def job(cls, data, variant, opts, log, progress=None):
-        from aimlib.theory.state_evolution import one_step
-
         res = cls.run(data, variant=variant, **opts)
-        params = {k: v for k, v in data.ch.params.items() if k != "T"}
-        if variant != "exact":
-            params["variant"] = variant
-        pred = one_step(data.channel, data.alpha, data.rho, data.T, **params)
+        cparams = {k: v for k, v in data.ch.params.items() if k not in ("T", "variant")}
+        pred = cls.prediction(data.channel, data.alpha, data.rho, data.T, variant, cparams)
         log.info("seed %d: spectral error %.6f (one-step SE %.6f), q_hat %.5g", data.seed,
                  res.error, pred, res.q_hat)
         return res.to_dataset().assign(error_pred=pred, **outcome(data, res.S_hat, log,
@@ -85,11 +68,15 @@ class Spectral(Algorithm):
                        help="precision of the tokens and of the two products")
 
     @classmethod
-    def reference(cls, channel, alpha, rho, T, variant, cparams) -> dict:
+    def prediction(cls, channel, alpha, rho, T, variant, cparams) -> float:
+        """Its error predicted by one SE step from ``S_hat = 0`` (docs/theory.md §4.1)."""
         from aimlib.theory.state_evolution import one_step
 
-        kw = dict(cparams, **({"variant": variant} if variant != "exact" else {}))
-        return {"one_step_SE": one_step(channel, alpha, rho, T, **kw),
+        return one_step(channel, alpha, rho, T, variant=variant, **cparams)
+
+    @classmethod
+    def reference(cls, channel, alpha, rho, T, variant, cparams) -> dict:
+        return {"one_step_SE": cls.prediction(channel, alpha, rho, T, variant, cparams),
                 **super().reference(channel, alpha, rho, T, variant, cparams)}
 
     @classmethod

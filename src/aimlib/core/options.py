@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
-__all__ = ["CHUNK", "TOKEN_BUDGET", "SE_TOL", "AMPOptions", "GDOptions", "SpectralOptions",
-           "resolve", "defaults"]
+__all__ = ["CHUNK", "TOKEN_BUDGET", "SE_TOL", "AMP_MIN_D_PER_T", "AMPOptions", "GDOptions",
+           "SpectralOptions", "resolve", "defaults"]
+
+#: AMP's smallest ``d`` per token (its RIE and Onsager terms are large-d approximations; at
+#: d = 2 it reports nonsense as converged); the spectral estimator, AMP's first step, shares it.
+AMP_MIN_D_PER_T = 5
 
 #: Tolerance on ``|F(q) - q|`` of every state-evolution fixed point.
 SE_TOL = 1e-10

@@ -84,13 +84,12 @@ def check(config: dict) -> None:
                     raise ConfigError(f"{base}.{stage}.channel: {c!r} is not a channel of the "
                                       f"experiment ({', '.join(chans)})")
             if stage in ALGORITHMS:
-                alg = ALGORITHMS[stage]
                 for c in channels(exp, block):
-                    if not alg.supports(CHANNELS[c]):
-                        fit = [k for k, v in CHANNELS.items() if alg.supports(v)]
-                        raise ConfigError(
-                            f"{base}.{stage}.channel: {alg.label} does not run on the {c} "
-                            f"channel (it runs on {', '.join(fit)}); set {stage}.channel")
+                    try:
+                        ALGORITHMS[stage].check_channel(c)
+                    except ValueError as e:
+                        raise ConfigError(f"{base}.{stage}.channel: {e}; set {stage}.channel") \
+                            from None
             for gk in ("alpha", "alpha_bar"):
                 if gk in block:
                     for c in channels(exp, block):
@@ -101,13 +100,12 @@ def check(config: dict) -> None:
             _check_params(exp, block, channels(exp, block), f"{base}.{stage}")
             if stage in ALGORITHMS:
                 seeds, ds = block["seeds"], as_list(block["d"])
-                alg = ALGORITHMS[stage]
                 for i, d in enumerate(ds):
                     for T in as_list(block.get("T", exp["T"])):
-                        if int(d) < alg.min_d(int(T)):
-                            raise ConfigError(
-                                f"{base}.{stage}.d[{i}]: d={d} is too small for T={T} "
-                                f"({alg.label} needs d >= {alg.min_d(int(T))})")
+                        try:
+                            ALGORITHMS[stage].check_d(int(d), int(T))
+                        except ValueError as e:
+                            raise ConfigError(f"{base}.{stage}.d[{i}]: {e}") from None
                 if isinstance(seeds, list) and len(seeds) != len(ds):
                     raise ConfigError(f"{base}.{stage}.seeds: a list of seeds needs one entry per "
                                       f"d ({len(ds)}), got {len(seeds)}")

@@ -16,7 +16,6 @@ Grids are written ``{geomspace: [start, stop, num]}``, ``{linspace: [start, stop
 
 from aimlib.pipeline.checks import check, check_schema, fill_defaults, schema
 from aimlib.pipeline.grids import (
-    STAGES,
     ConfigError,
     alphas_for,
     as_list,
@@ -44,4 +43,4 @@ from aimlib.pipeline.plan import (
 __all__ = ["fnum", "ffmt", "grid", "as_list", "channel_grid", "channel_param_values", "cpar",
            "ConfigError", "check", "check_schema", "fill_defaults", "schema", "Plan", "plan",
            "SEJob", "Group", "TeacherKey", "variants", "se_alphas", "channels", "stage_jobs",
-           "stage_points", "STAGES", "FINITE_SIZE_KINDS", "alphas_for"]
+           "stage_points", "FINITE_SIZE_KINDS", "alphas_for"]

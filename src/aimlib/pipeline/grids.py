@@ -11,13 +11,9 @@ import numpy as np
 from aimlib.algorithms import ALGORITHMS
 from aimlib.channels import CHANNELS, channel_class
 
-__all__ = ["STAGES", "ConfigError", "ffmt", "fnum", "grid", "channel_grid", "as_list", "channels",
+__all__ = ["ConfigError", "ffmt", "fnum", "grid", "channel_grid", "as_list", "channels",
            "channel_param_values", "cpar", "alphas_for", "variants"]
 
-#: Data stages that consume teacher data: one per algorithm of the registry
-#: (:data:`aimlib.algorithms.ALGORITHMS`), in its order, at import (the checks and the plan read
-#: the registry itself, so an algorithm registered later is a stage too).
-STAGES = tuple(ALGORITHMS)
 
 
 class ConfigError(ValueError):

@@ -187,14 +187,6 @@ class Plan:
         with ``d``, size-dependent choices resolved (AMP's ``dtype: auto``)."""
         return ALGORITHMS[stage].options(self.exp(experiment)[stage], d)
 
-    def amp_options(self, experiment: str, d: int | None = None) -> dict:
-        """``options("amp", ...)``."""
-        return self.options("amp", experiment, d)
-
-    def gd_options(self, experiment: str) -> dict:
-        """``options("gd", ...)``."""
-        return self.options("gd", experiment)
-
     def aggregate_kinds(self, stage: str, experiment: str, figures=None) -> list[str]:
         """The aggregates of an algorithm stage that an experiment needs: those its figure
         draws (``figures``: the figure registry) or fits (finite size); every kind of the
