@@ -32,7 +32,7 @@ def test_registry_entry_protocol(name):
     ch = next(c for c, k in CHANNELS.items() if alg.supports(k))
     opts = alg.options({}, 30)
     if name == "gd":
-        opts.update(inits=2, steps=30)
+        opts.update(inits=2, steps=30, checkpoints=4)  # every extra, the checkpoints included
     res = alg.run_point(ch, 0.3, 0.5, 2, 30, 0, **opts)
     assert math.isfinite(res.error) and isinstance(res.converged, bool)
     assert isinstance(res.stop_reason, str)

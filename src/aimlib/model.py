@@ -211,6 +211,13 @@ class TeacherData:
             out[lo:hi] = np.sum((y_hat - y) ** 2, axis=(-2, -1))
         return out
 
+    def fresh(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` fresh labelled samples of the teacher, drawn from ``rng``: tokens
+        ``(n, T, d)`` and outputs ``(n, T, T)`` (with the channel's label noise)."""
+        X = rng.standard_normal((int(n), self.T, self.d))
+        ch = self.ch
+        return X, ch.outputs(ch.labels(attention_indices(X, self.S), rng))
+
     def test_error(self, S_hat: np.ndarray, n_test: int, rng: np.random.Generator) -> float:
         """Mean of :meth:`test_errors`: the plug-in test error of ``S_hat`` on fresh samples."""
         return float(np.mean(self.test_errors(S_hat, n_test, rng)))
@@ -252,7 +259,8 @@ def generate(
     -----
     The teacher comes from spawn key 0 of the point's seed sequence, token chunk ``k`` from
     ``(1, k)`` and the label noise of a noisy channel's chunk ``k`` from ``(4, k)`` (GD's
-    initialisations use 2 and fresh test samples 3), so any chunk is reproducible on its own.
+    initialisations use 2, fresh test samples 3 and GD's held-out samples 5), so any chunk is
+    reproducible on its own.
     """
     ch = make_channel(channel, T=T, beta=beta, **params)
     T = ch.T

@@ -20,6 +20,8 @@ for _name, _alg in ALGORITHMS.items():
         resources:
             mem_mb=request(_name, "mem_mb"),
             runtime=request(_name, "runtime"),
+            # 1 on a GPU backend (the SLURM plugin's gpu resource: --gpus=1), else 0
+            gpu=request(_name, "gpu"),
         conda:
             "../../environment.yml"
         script:

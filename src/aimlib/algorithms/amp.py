@@ -235,19 +235,140 @@ def output_pass(tokens, S_hat: np.ndarray, ch, y: np.ndarray, g: np.ndarray,
     return B
 
 
-def _attempt(data, ch, tokens, damping, tol, max_iter, progress,
+class _NumpyOps:
+    """The two backend-dependent parts of an iteration on the CPU: the output pass and the
+    RIE.  An attempt's output-side state (``g``, ``omega``, ``-dg/domega``) lives here."""
+
+    def __init__(self, data, ch, tokens, general):
+        self.data, self.ch, self.tokens, self.general = data, ch, tokens, general
+        self.y = data.outputs()
+
+    def reset(self):
+        n, T = self.data.n, self.data.T
+        self.g = np.zeros((n, T, T))
+        self.omega = np.zeros((n, T, T))
+        self.negdiv = np.zeros(n) if self.general else None
+
+    def output_pass(self, S_hat, V, damping):
+        return output_pass(self.tokens, S_hat, self.ch, self.y, self.g, self.omega, V, damping,
+                           self.negdiv)
+
+    def mean_negdiv(self) -> float:
+        return float(np.mean(self.negdiv))
+
+    def rie(self, R, delta, rho):
+        return prior.rie(R, delta, rho), prior.mmse(delta, rho)
+
+    def rie_divergence(self, R, delta, rho):
+        return _rie_divergence(R, delta, rho)
+
+
+class _ArrayOps(_NumpyOps):
+    """The same on an array-API backend (:mod:`aimlib.core.backend`): the tokens, ``g`` and
+    ``omega`` stay on the device; the estimate moves there and ``B`` back once per iteration
+    (``d x d`` each); the RIE's eigendecomposition runs there, its scalar function of the
+    eigenvalues on the host.  A channel without ``g_out_xp`` (hardmax: numba kernels) computes
+    its output function on the host, ``omega`` and ``g`` crossing once per iteration."""
+
+    def __init__(self, be, data, ch, tokens, general):
+        super().__init__(data, ch, tokens, general)
+        self.be = be
+        xp = be.xp
+        T, d = data.T, data.d
+        self.dtype = np.dtype(tokens.dtype).name
+        self.w = be.asarray(pair_weights(T))
+        self.half = be.asarray(np.where(np.eye(T, dtype=bool), 1.0, 0.5))
+        self.eye_T = be.asarray(np.eye(T))
+        self.eye_d = be.asarray(np.eye(d))
+        self.y_dev = be.asarray(self.y)
+        self.on_device = hasattr(ch, "g_out_xp") and not general
+        self.all = be.asarray(tokens.all, self.dtype) if tokens.all is not None else None
+        self.f64 = xp.float64
+
+    def reset(self):
+        xp, n, T = self.be.xp, self.data.n, self.data.T
+        super().reset()
+        self.g_dev = xp.zeros((n, T, T), dtype=self.f64, device=self.be.device)
+        self.omega_dev = xp.zeros((n, T, T), dtype=self.f64, device=self.be.device)
+
+    @property
+    def g(self) -> np.ndarray:
+        """``g`` on the host (a copy off the device where the output function runs there)."""
+        return self.be.to_host(self.g_dev) if self.on_device else self._g_host
+
+    @g.setter
+    def g(self, value: np.ndarray) -> None:
+        self._g_host = value
+
+    def _chunks(self):
+        for lo, hi, X in self.tokens:
+            yield lo, hi, (self.all[lo:hi, ...] if self.all is not None
+                           else self.be.asarray(X, self.dtype))
+
+    def output_pass(self, S_hat, V, damping):
+        be, xp = self.be, self.be.xp
+        d, T = self.data.d, self.data.T
+        S = be.asarray(S_hat, self.dtype)
+        trace_S = float(np.trace(S_hat))
+        B = xp.zeros((d, d), dtype=self.f64, device=be.device)
+        trace_g = 0.0
+        for lo, hi, X in self._chunks():
+            m = hi - lo
+            XS = xp.reshape(xp.reshape(X, (m * T, d)) @ S, (m, T, d))
+            H = xp.astype(XS @ xp.matrix_transpose(X), self.f64)
+            omega = (H - trace_S * self.eye_T) / math.sqrt(d) - self.w * self.g_dev[lo:hi, ...] * V
+            if damping > 0.0:
+                omega = damping * self.omega_dev[lo:hi, ...] + (1.0 - damping) * omega
+            self.omega_dev[lo:hi, ...] = omega
+            if self.on_device:
+                gc = self.ch.g_out_xp(xp, self.y_dev[lo:hi, ...], omega, V, self.w)
+            else:
+                om = be.to_host(omega)
+                gh = self.ch.g_out(self.y[lo:hi], om, V)
+                self._g_host[lo:hi] = gh
+                gc = be.asarray(gh)
+                if self.negdiv is not None:
+                    self.negdiv[lo:hi] = self.ch.neg_divergence(self.y[lo:hi], om, V)
+            self.g_dev[lo:hi, ...] = gc
+            G = gc * self.half
+            trace_g += be.scalar(xp.sum(G * self.eye_T))
+            GX = xp.astype(G, X.dtype) @ X  # G_mu X_mu
+            B = B + xp.astype(xp.matrix_transpose(xp.reshape(X, (m * T, d)))
+                              @ xp.reshape(GX, (m * T, d)), self.f64)
+        return be.to_host(B - trace_g * self.eye_d)
+
+    def _eigh(self, R):
+        be, xp = self.be, self.be.xp
+        lam, U = xp.linalg.eigh(be.asarray(0.5 * (R + R.T)))
+        return be.to_host(lam), U
+
+    def _rebuild(self, U, xi):
+        be, xp = self.be, self.be.xp
+        return be.to_host((U * be.asarray(xi)) @ xp.matrix_transpose(U))
+
+    def rie(self, R, delta, rho):
+        lam, U = self._eigh(R)
+        return self._rebuild(U, prior.rie_eigenvalues(lam, delta, rho)), prior.mmse(delta, rho)
+
+    def rie_divergence(self, R, delta, rho):
+        d = R.shape[0]
+        lam, U = self._eigh(R)
+        xi, dxi = prior.rie_slopes(lam, delta, rho)
+        quot = prior.divided_differences(lam, xi, dxi)
+        div = float(dxi.sum()) + 0.5 * float(quot.sum() - np.trace(quot))
+        return self._rebuild(U, xi), 2.0 * delta * div / d**2
+
+
+def _attempt(data, ops, damping, tol, max_iter, progress,
              general=False) -> _Attempt:
-    d, T, n = data.d, data.T, data.n
+    d, n = data.d, data.n
     rho = data.rho
     alpha = n / d**2
-    y = data.outputs()
     S_hat = math.sqrt(rho) * np.eye(d)
     C = 1.0
-    g = np.zeros((n, T, T))
-    omega_all = np.zeros((n, T, T))
+    ops.reset()
     V_prev = C
     hist = {"error": [], "q_hat": [], "step": [], "V": []}
-    negdiv = np.zeros(n) if general else None
     growing = 0
     # The iterate with the smallest step, reported if the attempt fails.
     S_calm, calm, q_calm = None, math.inf, math.nan
@@ -259,20 +380,16 @@ def _attempt(data, ch, tokens, damping, tol, max_iter, progress,
         th = damping if it > 1 else 0.0
         V = th * V_prev + (1.0 - th) * C
         V_prev = V
-        B = output_pass(tokens, S_hat, ch, y, g, omega_all, V, th, negdiv)
+        B = ops.output_pass(S_hat, V, th)
         # The precision of the effective observation: 2 alpha <sum w g^2> for a Bayes-optimal
         # g_out (Nishimori), 2 alpha <sum w (-dg/domega)> for any other (GAMP's 1 / tau_r).
-        q_hat = (2.0 * alpha * float(np.mean(negdiv)) if general
-                 else ch.amp_q_hat(alpha, g, V))
+        q_hat = (2.0 * alpha * ops.mean_negdiv() if general
+                 else ops.ch.amp_q_hat(alpha, ops.g, V))
         if not (math.isfinite(q_hat) and q_hat > 0 and np.all(np.isfinite(B))):
             return _Attempt(S_calm, hist, it, "nan", q_calm, damping)
         delta = 1.0 / q_hat
         R = S_hat + 2.0 * (0.5 * (B + B.T)) / (d**1.5 * q_hat)
-        if general:
-            S_new, C = _rie_divergence(R, delta, rho)
-        else:
-            S_new = prior.rie(R, delta, rho)
-            C = prior.mmse(delta, rho)
+        S_new, C = (ops.rie_divergence if general else ops.rie)(R, delta, rho)
         step = float(np.sum((S_new - S_hat) ** 2) / d)
         S_hat = S_new
         err = data.estimation_error(S_hat)
@@ -363,6 +480,7 @@ def run(
     chunk: int = CHUNK,
     token_budget: float = TOKEN_BUDGET,
     dtype=AMPOptions.dtype,
+    backend: str = AMPOptions.backend,
     progress=None,
 ) -> AMPResult:
     """Run AMP on teacher data.
@@ -395,6 +513,11 @@ def run(
     dtype : numpy dtype
         Precision of the tokens and of the products ``X S`` and ``X^T G X`` (float32 halves the
         memory; everything else stays float64).
+    backend : str
+        ``"numpy"``: the CPU path with its numba kernels; any other name of
+        :data:`aimlib.core.backend.BACKENDS` runs the output pass and the RIE's
+        eigendecomposition there (:class:`_ArrayOps`; a GPU for ``"cupy"``/``"torch"``).  The
+        iterates agree with the CPU path to rounding (``tests/test_backend.py``).
     progress : bool or callable, optional
         ``True``: a progress bar on stderr (tqdm: iterations against the budget ``max_iter``,
         rate, and the time the budget would take; a converging run stops earlier).  A callable
@@ -418,7 +541,12 @@ def run(
     general = onsager == "general" or (onsager == "auto" and variant == "density")
     if general and not hasattr(ch, "neg_divergence"):
         raise ValueError(f"onsager='general' needs dg/domega, not available for {ch.name}")
+    from aimlib.core import backend as backends
+
+    backends.check(backend)
     tokens = Tokens(data, int(chunk), token_budget, dtype)
+    ops = (_NumpyOps(data, ch, tokens, general) if backend == "numpy"
+           else _ArrayOps(backends.get(backend), data, ch, tokens, general))
     damp = float(damping)
     budget = int(max_iter)
     bar = open_bar(progress, budget, f"AMP {data.channel} d={data.d} alpha={data.alpha:.4g}",
@@ -430,14 +558,14 @@ def run(
             bar.set_postfix(error=f"{err:.4g}", step=f"{step:.2g}", refresh=False)
 
     try:
-        return _run(data, ch, tokens, damp, float(damping), tol, budget, max_restarts, progress,
+        return _run(data, ops, damp, float(damping), tol, budget, max_restarts, progress,
                     general)
     finally:
         if bar is not None:
             bar.close()
 
 
-def _run(data, ch, tokens, damp, damping, tol, budget, max_restarts, progress, general
+def _run(data, ops, damp, damping, tol, budget, max_restarts, progress, general
          ) -> AMPResult:
     best: _Attempt | None = None  # the attempt to report
     best_resid = math.inf
@@ -445,7 +573,7 @@ def _run(data, ch, tokens, damp, damping, tol, budget, max_restarts, progress, g
     spent = 0
     for attempt in range(max_restarts + 1):
         restarts = attempt
-        cur = _attempt(data, ch, tokens, damp, tol, budget - spent, progress, general)
+        cur = _attempt(data, ops, damp, tol, budget - spent, progress, general)
         spent += cur.iterations
         if cur.converged:
             best = cur

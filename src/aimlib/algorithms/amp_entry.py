@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from aimlib.algorithms.protocol import Algorithm, outcome
+from aimlib.algorithms.protocol import Algorithm, add_backend_arg, outcome
 from aimlib.core.options import AMP_MIN_D_PER_T, AMPOptions
 
 __all__ = ["AMP"]
@@ -23,6 +23,7 @@ class AMP(Algorithm):
                                  "(float32 halves memory and time; everything else stays "
                                  "float64); \"auto\" uses float32 from d >= 500",
                   "enum": ["float64", "float32", "auto"]},
+        "backend": Algorithm.BACKEND_SCHEMA,
     }
     PROGRESS_UNIT: ClassVar[str] = "AMP iterations"
     CLI_HELP: ClassVar[str] = "AMP on teacher data drawn from a seed, next to its SE"
@@ -71,13 +72,13 @@ class AMP(Algorithm):
         from aimlib.algorithms import resources as res
 
         return res.amp(d, n, T, channel, dtype=opts["dtype"], max_iter=opts["max_iter"],
-                       runs=runs, attempt=attempt)
+                       backend=opts["backend"], runs=runs, attempt=attempt)
 
     @classmethod
     def seconds(cls, d, n, T, r, channel, opts) -> float:
         from aimlib.algorithms import resources as res
 
-        return res.amp_seconds(d, n, T, channel, dtype=opts["dtype"],
+        return res.amp_seconds(d, n, T, channel, dtype=opts["dtype"], backend=opts["backend"],
                                iterations=min(res.EXPECTED_AMP_ITERATIONS, opts["max_iter"]))
 
     @classmethod
@@ -96,6 +97,7 @@ class AMP(Algorithm):
                        help="convergence tolerance")
         p.add_argument("--max-iter", type=int, default=AMPOptions.max_iter,
                        help="iteration budget")
+        add_backend_arg(p, AMPOptions.backend)
 
     @classmethod
     def cli_row(cls, res) -> dict:

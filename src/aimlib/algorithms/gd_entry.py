@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from aimlib.algorithms.protocol import OUTCOME_EXTRAS, Algorithm, outcome
+import numpy as np
+
+from aimlib.algorithms.protocol import OUTCOME_EXTRAS, Algorithm, add_backend_arg, outcome
 from aimlib.core.options import GDOptions
 
 __all__ = ["GD"]
@@ -24,6 +26,20 @@ class GD(Algorithm):
                                  "with float64 to about 1e-7, far inside the seed spread); "
                                  "parameters, Adam moments and the softmax stay float64",
                   "enum": ["float64", "float32"]},
+        "stop": {"description": "holdout: each initialisation stops when its loss on held-out "
+                                "samples stopped falling (docs/theory.md §5.1), steps capping "
+                                "it; steps: every initialisation runs `steps` steps (the "
+                                "paper's protocol)",
+                 "enum": ["holdout", "steps"]},
+        "stop_window": {"type": "integer", "minimum": 1},
+        "stop_tol": {"$ref": "#/$defs/positive"},
+        "holdout": {"description": "held-out samples of the stopping test, a fraction of n "
+                                   "(fresh draws of the teacher, never trained on)",
+                    "type": "number", "exclusiveMinimum": 0, "maximum": 1},
+        "checkpoints": {"description": "record the GD and AGD errors at this many log-spaced "
+                                       "steps (the step-budget figure); 0: none",
+                        "type": "integer", "minimum": 0},
+        "backend": Algorithm.BACKEND_SCHEMA,
     }
     HAS_VARIANTS: ClassVar[bool] = False
     PROGRESS_UNIT: ClassVar[str] = "Adam steps"
@@ -66,27 +82,36 @@ class GD(Algorithm):
         from aimlib.algorithms import resources as res
 
         return res.gd(d, n, T, r, inits=opts["inits"], steps=opts["steps"], dtype=opts["dtype"],
-                      runs=runs, attempt=attempt)
+                      backend=opts["backend"], runs=runs, attempt=attempt)
 
     @classmethod
     def seconds(cls, d, n, T, r, channel, opts) -> float:
         from aimlib.algorithms import resources as res
 
-        return res.gd_seconds(d, n, T, r, inits=opts["inits"], steps=opts["steps"],
-                              dtype=opts["dtype"])
+        return res.gd_seconds(d, n, T, r, inits=opts["inits"],
+                              steps=res.gd_expected_steps(opts, channel, T, n / d**2, r / d),
+                              dtype=opts["dtype"], backend=opts["backend"])
 
     @classmethod
     def job(cls, data, variant, opts, log, progress=None):
         res = cls.run(data, progress=progress, **opts)
-        log.info("seed %d: GD error %.6f, AGD error %.6f over %d initialisations", data.seed,
-                 res.errors[0], res.error, len(res.errors))
+        log.info("seed %d: GD error %.6f, AGD error %.6f over %d initialisations; steps taken "
+                 "%d (GD), %.0f on average, %d of %d ran to the cap of %d", data.seed,
+                 res.errors[0], res.error, len(res.errors), res.steps_taken[0],
+                 float(np.mean(res.steps_taken)), int(res.capped.sum()), len(res.errors),
+                 res.steps)
         extra = {**outcome(data, res.S_first, log, "GD", "_gd"),
                  **outcome(data, res.S_avg, log, "AGD", "_agd")}
         return res.to_dataset().assign(**extra)
 
+    #: Per-run variables of each kind averaged next to the error: the test error and
+    #: overlaps, the fraction of runs that ran to the step cap, the steps taken and the errors
+    #: at the checkpoints (the step-budget figure).
+    EXTRAS: ClassVar[tuple[str, ...]] = (*OUTCOME_EXTRAS, "capped", "steps_taken", "checkpoint")
+
     @classmethod
     def aggregate_extras(cls, kind: str) -> dict[str, str]:
-        return {k: f"{k}_{kind}" for k in OUTCOME_EXTRAS}
+        return {k: f"{k}_{kind}" for k in cls.EXTRAS}
 
     @classmethod
     def add_cli_args(cls, p) -> None:
@@ -95,8 +120,21 @@ class GD(Algorithm):
         p.add_argument("--lr", type=float, default=GDOptions.lr, help="learning rate")
         p.add_argument("--dtype", choices=("float32", "float64"), default=GDOptions.dtype,
                        help="precision of the tokens and matrix products")
+        p.add_argument("--stop", choices=("holdout", "steps"), default=GDOptions.stop,
+                       help="holdout: stop each initialisation when its held-out loss stopped "
+                            "falling (--steps caps it); steps: run --steps steps (the paper)")
+        p.add_argument("--stop-window", type=int, default=GDOptions.stop_window,
+                       help="steps between two held-out tests")
+        p.add_argument("--stop-tol", type=float, default=GDOptions.stop_tol,
+                       help="relative fall of the held-out loss over a window below which an "
+                            "initialisation stops")
+        p.add_argument("--holdout", type=float, default=GDOptions.holdout,
+                       help="held-out samples of the test, a fraction of n")
+        add_backend_arg(p, GDOptions.backend)
 
     @classmethod
     def cli_row(cls, res) -> dict:
         return {"error_gd": float(res.errors[0]), "error_agd": res.error,
-                "final_loss": float(res.loss[-1].mean())}
+                "final_loss": float(np.nanmean(res.loss[res.steps_taken - 1,
+                                                        np.arange(len(res.errors))])),
+                "steps_taken": int(np.max(res.steps_taken)), "stop_reason": res.stop_reason}

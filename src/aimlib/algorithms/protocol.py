@@ -24,7 +24,7 @@ from typing import ClassVar
 
 from aimlib.core.options import resolve
 
-__all__ = ["Algorithm", "OUTCOME_EXTRAS", "outcome"]
+__all__ = ["Algorithm", "OUTCOME_EXTRAS", "outcome", "add_backend_arg"]
 
 #: Per-run variables every aggregate averages next to the error when a run has them (the test
 #: error on fresh samples and the overlaps it is predicted from, docs/theory.md §10).
@@ -50,6 +50,15 @@ def outcome(data, S_hat, log, what: str, suffix: str = "") -> dict:
                     test_error_sem=ev.measured_sem, test_error_pred=ev.predicted)
     # Q0 is the teacher's, the same for every estimate of the seed: no suffix
     return {(k if k == "Q0" else f"{k}{suffix}"): float(v) for k, v in vals.items()}
+
+
+def add_backend_arg(parser, default: str) -> None:
+    """The ``--backend`` flag of an algorithm with a ``backend`` option."""
+    from aimlib.core.backend import BACKENDS
+
+    parser.add_argument("--backend", choices=tuple(BACKENDS), default=default,
+                        help="where the iterations run: numpy (CPU), cupy or torch (a CUDA GPU, "
+                             "pip install -e '.[gpu]')")
 
 
 class Algorithm:
@@ -104,6 +113,25 @@ class Algorithm:
         cls.check_d(d, T)
 
     # ------------------------------------------------------------------ options
+    #: The schema of a ``backend`` option (:mod:`aimlib.core.backend`), for entries that have one.
+    BACKEND_SCHEMA: ClassVar[dict] = {
+        "description": "where the iterations run: numpy (CPU, numba kernels; the default), "
+                       "cupy or torch (one CUDA GPU, pip install -e '.[gpu]'), array_api / "
+                       "array_api_strict (the GPU code path on the CPU, for tests)",
+        "enum": ["numpy", "array_api", "array_api_strict", "cupy", "torch"]}
+
+    @classmethod
+    def backend(cls, opts: dict) -> str:
+        """The backend a run with options ``opts`` uses (``"numpy"`` without the option)."""
+        return str(opts.get("backend", "numpy"))
+
+    @classmethod
+    def uses_gpu(cls, opts: dict) -> bool:
+        """Whether a run with options ``opts`` runs on a GPU (its jobs request one)."""
+        from aimlib.core.backend import is_gpu
+
+        return is_gpu(cls.backend(opts))
+
     @classmethod
     def options(cls, block: dict | None, d: int | None = None) -> dict:
         """The options of a config block over the defaults (``d`` resolves size-dependent
@@ -141,7 +169,8 @@ class Algorithm:
 
     @classmethod
     def seconds(cls, d: int, n: int, T: int, r: int, channel: str, opts: dict) -> float:
-        """Expected CPU-seconds of one run (the cost estimate)."""
+        """Expected seconds of one run (the cost estimate): CPU-seconds, or GPU-seconds where
+        :meth:`uses_gpu`."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ workflow

@@ -35,6 +35,7 @@ __all__ = [
     "light",
     "amp_seconds",
     "gd_seconds",
+    "gd_expected_steps",
 ]
 
 #: No job of the paper preset may ask for more (MB).
@@ -50,13 +51,24 @@ GEMM_RATE = {"float64": 30e9, "float32": 60e9}
 NORMAL_SECONDS = 6e-9
 
 
+#: Sustained rates assumed for one H100/H200-class GPU, about 60 % of the H200's datasheet
+#: (67 Tflop/s float64 tensor-core and float32, 4.8 TB/s): assumed, not measured here;
+#: ``benchmarks/bench_gpu.py`` measures them on the machine it runs on.
+GPU_GEMM_RATE = {"float64": 40e12, "float32": 40e12}
+GPU_BANDWIDTH = 2.8e12
+#: Kernel launches and host round trips per Adam step or AMP chunk (seconds).
+GPU_STEP_OVERHEAD = 1e-3
+
+
 @dataclass(frozen=True)
 class Resources:
-    """A job's request: ``threads``, ``mem_mb`` (MB) and ``runtime`` (minutes)."""
+    """A job's request: ``threads``, ``mem_mb`` (MB, host memory), ``runtime`` (minutes) and
+    ``gpu`` (GPUs: 1 for a job on a GPU backend, the SLURM plugin's ``gpu`` resource)."""
 
     threads: int
     mem_mb: int
     runtime: int
+    gpu: int = 0
 
 
 def _mb(nbytes: float) -> float:
@@ -64,12 +76,13 @@ def _mb(nbytes: float) -> float:
 
 
 def request(mem_bytes: float, seconds: float, threads: int, attempt: int,
-             floor_minutes: int = 5) -> Resources:
+             floor_minutes: int = 5, gpu: int = 0) -> Resources:
     mem_mb = int(math.ceil((BASE_MB + 1.25 * _mb(mem_bytes)) / 100.0) * 100)
     if mem_mb > MAX_MEM_MB:
         raise ValueError(f"job needs about {mem_mb} MB, above the {MAX_MEM_MB} MB limit")
     minutes = floor_minutes + 2.0 * seconds / 60.0
-    return Resources(int(threads), mem_mb, int(math.ceil(minutes * max(1, int(attempt)))))
+    return Resources(int(threads), mem_mb, int(math.ceil(minutes * max(1, int(attempt)))),
+                     int(gpu))
 
 
 def amp_dtype(dtype: str, d: int) -> str:
@@ -85,25 +98,46 @@ def _amp_threads(d: int) -> int:
     return 2 if d >= FLOAT32_FROM_D else 1
 
 
-def amp_model(d: int, n: int, T: int, channel: str, dtype: str, chunk: int):
-    """Bytes held, threads, seconds per iteration and set-up seconds of one AMP run."""
-    item = 4 if amp_dtype(dtype, d) == "float32" else 8
+#: Host-device copies (PCIe, bytes/s) and a GPU eigendecomposition (seconds per d^3).
+PCIE_BANDWIDTH = 20e9
+GPU_EIGH_SECONDS = 3e-11
+
+
+def amp_model(d: int, n: int, T: int, channel: str, dtype: str, chunk: int,
+              backend: str = AMPOptions.backend):
+    """Bytes held, threads, seconds per iteration and set-up seconds of one AMP run (on a GPU
+    backend: host bytes, and GPU-seconds for the products and the eigendecomposition, with the
+    output function on the host where the channel has no array-API one)."""
+    from aimlib.core.backend import is_gpu
+
+    dt = amp_dtype(dtype, d)
+    item = 4 if dt == "float32" else 8
     tokens = n * T * d * item
     in_memory = tokens <= TOKEN_BUDGET
     m = min(n, chunk)
     mem = (tokens if in_memory else 0) + 3 * m * T * d * 8 + 12 * n * T * T * 8 + 12 * d * d * 8
     threads = _amp_threads(d)
-    rate = GEMM_RATE[amp_dtype(dtype, d)] * (0.9 * threads if threads > 1 else 1.0)
+    rate = GEMM_RATE[dt] * (0.9 * threads if threads > 1 else 1.0)
+    ch = CHANNELS[channel]
     # the output function's cost per sample at T = 2 is the channel's (hardmax: bivariate CDFs)
-    per_iter = (4.0 * n * T * d * d / rate + CHANNELS[channel].G_OUT_SECONDS * n * T * T / 4
-                + (0.0 if in_memory else NORMAL_SECONDS * n * T * d) + 5e-10 * d**3)
+    g_out = ch.G_OUT_SECONDS * n * T * T / 4
+    regen = 0.0 if in_memory else NORMAL_SECONDS * n * T * d
     setup = NORMAL_SECONDS * n * T * d + 2.0 * n * T * d * d / rate + teacher_seconds(d, n, T)
+    if is_gpu(backend):
+        host_g = not hasattr(ch, "g_out_xp")
+        moved = 4 * d * d * 8 + (2 * n * T * T * 8 if host_g else 0) \
+            + (0 if in_memory else tokens)
+        per_iter = (4.0 * n * T * d * d / GPU_GEMM_RATE[dt] + GPU_EIGH_SECONDS * d**3
+                    + moved / PCIE_BANDWIDTH + (g_out if host_g else 0.0) + regen
+                    + GPU_STEP_OVERHEAD * (-(-n // m)))
+        return mem, 1, per_iter, setup
+    per_iter = 4.0 * n * T * d * d / rate + g_out + regen + 5e-10 * d**3
     return mem, threads, per_iter, setup
 
 
 def amp(d: int, n: int, T: int, channel: str, *, dtype: str = AMPOptions.dtype,
-        max_iter: int = AMPOptions.max_iter, chunk: int = CHUNK, runs: int = 1,
-        attempt: int = 1) -> Resources:
+        max_iter: int = AMPOptions.max_iter, chunk: int = CHUNK,
+        backend: str = AMPOptions.backend, runs: int = 1, attempt: int = 1) -> Resources:
     """Request of ``runs`` AMP runs in series (:func:`aimlib.amp.run`; a job runs every seed).
 
     Memory: tokens (``n T d``, or one chunk when they are regenerated), three chunk-sized
@@ -113,14 +147,19 @@ def amp(d: int, n: int, T: int, channel: str, *, dtype: str = AMPOptions.dtype,
     regeneration when the tokens do not fit, and one eigendecomposition; the request covers the
     ``max_iter`` budget of each run (shared by its attempts) twice over, plus drawing its teacher.
     """
-    mem, threads, per_iter, setup = amp_model(d, n, T, channel, dtype, chunk)
-    return request(mem, int(runs) * (setup + int(max_iter) * per_iter), threads, attempt)
+    from aimlib.core.backend import is_gpu
+
+    mem, threads, per_iter, setup = amp_model(d, n, T, channel, dtype, chunk, backend)
+    return request(mem, int(runs) * (setup + int(max_iter) * per_iter), threads, attempt,
+                   gpu=int(is_gpu(backend)))
 
 
 def amp_seconds(d: int, n: int, T: int, channel: str, *, dtype: str = AMPOptions.dtype,
-                iterations: float = 0.0, chunk: int = CHUNK) -> float:
-    """Expected CPU-seconds of one AMP run of ``iterations`` iterations (threads included)."""
-    _, threads, per_iter, setup = amp_model(d, n, T, channel, dtype, chunk)
+                iterations: float = 0.0, chunk: int = CHUNK,
+                backend: str = AMPOptions.backend) -> float:
+    """Expected CPU-seconds of one AMP run of ``iterations`` iterations (threads included;
+    on a GPU backend: GPU-seconds, the set-up on the host counted in)."""
+    _, threads, per_iter, setup = amp_model(d, n, T, channel, dtype, chunk, backend)
     return threads * (setup + iterations * per_iter)
 
 
@@ -129,12 +168,32 @@ def teacher_seconds(d: int, n: int, T: int) -> float:
     return NORMAL_SECONDS * n * T * d + 2.0 * n * T * d * d / GEMM_RATE["float64"]
 
 
-def _gd_model(d: int, n: int, T: int, r: int, inits: int, steps: int,
-              batch_budget: float | None, dtype: str = GDOptions.dtype):
+def gd_step_gpu_seconds(d: int, n: int, T: int, r: int, inits: int, dtype: str) -> float:
+    """Seconds of one Adam step of ``inits`` students on a GPU: the two GEMMs at
+    :data:`GPU_GEMM_RATE`, the per-sample passes (``Z``'s layout, ``h``, ``G``: about six reads
+    and writes of ``n T K r`` and of ``n K T^2``) at :data:`GPU_BANDWIDTH`, and the launches."""
+    from numpy import dtype as np_dtype
+
+    item = np_dtype(dtype).itemsize
+    flop = 4.0 * n * T * d * r * inits
+    moved = 6.0 * n * T * r * inits * item + 8.0 * n * inits * T * T * 8
+    return flop / GPU_GEMM_RATE[dtype] + moved / GPU_BANDWIDTH + GPU_STEP_OVERHEAD
+
+
+def _gd_model(d: int, n: int, T: int, r: int, inits: int, steps: float,
+              batch_budget: float | None, dtype: str = GDOptions.dtype,
+              backend: str = GDOptions.backend):
+    """Host bytes, seconds (CPU-seconds on the CPU, GPU-seconds on a GPU) of one GD run of
+    ``steps`` steps per initialisation."""
     from aimlib.algorithms.gd import MEMORY_BUDGET, memory_per_init
+    from aimlib.core.backend import is_gpu
 
+    if is_gpu(backend):
+        # on the host: the tokens while they are drawn and moved, the outputs, the students
+        mem = n * T * d * 8 + n * T * T * 8 + inits * 4 * d * r * 8
+        seconds = steps * gd_step_gpu_seconds(d, n, T, r, inits, dtype)
+        return mem, seconds + teacher_seconds(d, n, T)
     batch_budget = MEMORY_BUDGET if batch_budget is None else batch_budget
-
     per_init = memory_per_init(n, T, r, dtype)
     mem = n * T * d * 8 + min(inits * per_init, max(per_init, batch_budget)) + inits * 3 * d * r * 8
     flop = 4.0 * n * T * d * r + 40.0 * n * T * T
@@ -142,23 +201,50 @@ def _gd_model(d: int, n: int, T: int, r: int, inits: int, steps: int,
     return mem, seconds
 
 
-def gd(d: int, n: int, T: int, r: int, *, inits: int, steps: int,
-       dtype: str = GDOptions.dtype, batch_budget: float | None = None, runs: int = 1,
-       attempt: int = 1) -> Resources:
-    """Request of ``runs`` GD/AGD runs in series (:func:`aimlib.gd.run`), ``inits`` each.
+#: Under ``stop: holdout``: the mean steps per initialisation below the threshold, measured
+#: at stop_window 100, stop_tol 1e-2 (``benchmarks/bench_gd_stop.py``), and the fraction of
+#: the perfect-recovery threshold from which runs are assumed to run to the cap.
+HOLDOUT_STEPS_BELOW = 400
+HOLDOUT_CAPPED_FROM = 0.6
+
+
+def gd_expected_steps(opts: dict, channel: str, T: int, alpha: float, rho: float) -> float:
+    """Expected Adam steps per initialisation of a GD run with options ``opts`` at a point:
+    the cap under ``stop: steps``; under ``stop: holdout`` the cap from
+    :data:`HOLDOUT_CAPPED_FROM` of the perfect-recovery threshold (a run still improving is
+    never stopped) and :data:`HOLDOUT_STEPS_BELOW` below it."""
+    steps = int(opts["steps"])
+    if opts.get("stop", "steps") == "steps":
+        return float(steps)
+    ch = CHANNELS[channel](T=int(T))
+    threshold = ch.perfect_recovery_threshold(rho)  # an alpha
+    if threshold is None or alpha >= HOLDOUT_CAPPED_FROM * threshold:
+        return float(steps)
+    return float(min(steps, HOLDOUT_STEPS_BELOW))
+
+
+def gd(d: int, n: int, T: int, r: int, *, inits: int, steps: float,
+       dtype: str = GDOptions.dtype, backend: str = GDOptions.backend,
+       batch_budget: float | None = None, runs: int = 1, attempt: int = 1) -> Resources:
+    """Request of ``runs`` GD/AGD runs in series (:func:`aimlib.gd.run`), ``inits`` each, of
+    at most ``steps`` steps (the cap: a request covers the longest run).
 
     Memory: all tokens (``n T d`` float64) plus the batched per-initialisation arrays, capped by
-    ``batch_budget`` as in :func:`aimlib.gd.run`.  Time: per step and initialisation the forward
-    ``X W`` and backward ``X^T (G Z)`` products, ``4 n T d r`` flop, and the softmax pass.
+    ``batch_budget`` as in :func:`aimlib.gd.run` (on a GPU backend they are on the device).
+    Time: per step and initialisation the forward ``X W`` and backward ``X^T (G Z)`` products,
+    ``4 n T d r`` flop, and the softmax pass; on a GPU :func:`gd_step_gpu_seconds`.
     """
-    mem, seconds = _gd_model(d, n, T, r, inits, steps, batch_budget, dtype)
-    return request(mem, int(runs) * seconds, 1, attempt)
+    from aimlib.core.backend import is_gpu
+
+    mem, seconds = _gd_model(d, n, T, r, inits, steps, batch_budget, dtype, backend)
+    return request(mem, int(runs) * seconds, 1, attempt, gpu=int(is_gpu(backend)))
 
 
-def gd_seconds(d: int, n: int, T: int, r: int, *, inits: int, steps: int,
-               dtype: str = GDOptions.dtype) -> float:
-    """Expected CPU-seconds of one GD/AGD run."""
-    return _gd_model(d, n, T, r, inits, steps, None, dtype)[1]
+def gd_seconds(d: int, n: int, T: int, r: int, *, inits: int, steps: float,
+               dtype: str = GDOptions.dtype, backend: str = GDOptions.backend) -> float:
+    """Expected seconds of one GD/AGD run of ``steps`` steps per initialisation (CPU-seconds;
+    GPU-seconds on a GPU backend)."""
+    return _gd_model(d, n, T, r, inits, steps, None, dtype, backend)[1]
 
 
 def se(points: int, *, attempt: int = 1) -> Resources:

@@ -106,7 +106,8 @@ class Channel:
     NOISY : bool
         Whether drawing labels consumes randomness (beyond the tokens).
     SUPPORTS_GD : bool
-        Whether :mod:`aimlib.gd` can fit it (the channel then has :meth:`gd_layer`).
+        Whether :mod:`aimlib.gd` can fit it (the channel then has :meth:`gd_layer`, and
+        ``gd_layer_xp`` for the array-API backends).
     SE_USES_PARAM : bool
         Whether state evolution depends on the parameter (not for the softmax's beta).
     G_OUT_SECONDS : float

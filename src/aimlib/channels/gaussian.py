@@ -97,6 +97,10 @@ class Gaussian(Channel):
         """``g_ab = (y_ab - omega_ab) / (w_ab V + delta)``."""
         return (y - omega) / self._var(V)
 
+    def g_out_xp(self, xp, y, omega, V: float, w):
+        """:meth:`g_out` in array-API calls (``w``: the pair weights on the backend)."""
+        return (y - omega) / (w * V + self.delta)
+
     def log_z_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
         """``sum_{a<=b} log N(y_ab; omega_ab, w_ab V + delta)``."""
         iu = np.triu_indices(self.T)
@@ -121,6 +125,12 @@ class Gaussian(Channel):
     def gd_layer(self, Z, y, c, trace, r, d, GZ, loss, gdiag) -> None:
         """Forward and backward pass of the squared loss on ``h`` (:func:`square_layer`)."""
         square_layer(Z, y, c, trace, r, d, GZ, loss, gdiag)
+
+    def gd_layer_xp(self, xp, h, y, d: int):
+        """The same pass in array-API calls (as :meth:`Softmax.gd_layer_xp
+        <aimlib.channels.softmax.Softmax.gd_layer_xp>`): ``G = 2 (h - y) / d`` and the losses."""
+        diff = h - y
+        return (2.0 / d) * diff, xp.sum(diff * diff, axis=(0, 2, 3)) / d
 
     # -------------------------------------------------------------- test error (§10)
     def plugin_test_error(self, m: float, Q: float, Q0: float, predictor: str = "plugin"):

@@ -111,11 +111,35 @@ class Softmax(Channel):
         c = (omega - h0).sum(axis=(1, 2)) / (T * T)
         return (h0 + c[:, None, None] - omega) / (pair_weights(T) * V)
 
+    def g_out_xp(self, xp, y, omega, V: float, w):
+        """:meth:`g_out` in array-API calls, on the backend's arrays (``w``: the pair weights
+        there), so that AMP's output side stays on a GPU (:mod:`aimlib.core.backend`)."""
+        T = self.T
+        logy = xp.log(xp.clip(y, min=float(np.finfo(float).tiny))) / self.beta
+        D = logy - logy[..., -1:]
+        h0 = D[:, -1:, :] + D  # h_Tb + (h_ab - h_aT): the transpose of g_out's, same once
+        h0 = 0.5 * (h0 + xp.matrix_transpose(h0))  # symmetrised
+        c = xp.sum(omega - h0, axis=(1, 2)) / (T * T)
+        return (h0 + c[:, None, None] - omega) / (w * V)
+
     # -------------------------------------------------------------- GD (docs/theory.md §5)
     def gd_layer(self, Z, y, c, trace, r, d, GZ, loss, gdiag) -> None:
         """Forward and backward pass of the squared loss on the softmax outputs
         (:func:`softmax_layer`)."""
         softmax_layer(Z, y, float(self.beta), c, trace, r, d, GZ, loss, gdiag)
+
+    def gd_layer_xp(self, xp, h, y, d: int):
+        """The same pass in array-API calls (the GPU backends, :mod:`aimlib.core.backend`):
+        from the predicted indices ``h`` (shape ``(n, K, T, T)``) and the outputs ``y``
+        (``(n, 1, T, T)``), returns ``G = dL/dh`` and each student's loss, shape ``(K,)``."""
+        z = self.beta * h
+        z = xp.exp(z - xp.max(z, axis=-1, keepdims=True))
+        y_hat = z / xp.sum(z, axis=-1, keepdims=True)
+        diff = y_hat - y
+        loss = xp.sum(diff * diff, axis=(0, 2, 3)) / d
+        g_y = (2.0 / d) * diff  # dL/dy_hat
+        G = self.beta * y_hat * (g_y - xp.sum(y_hat * g_y, axis=-1, keepdims=True))
+        return G, loss
 
     # -------------------------------------------------------------- test error (§10)
     def plugin_test_error(self, m: float, Q: float, Q0: float, predictor: str = "plugin"):

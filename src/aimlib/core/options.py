@@ -40,6 +40,9 @@ class AMPOptions:
     tol: float = 1e-7
     max_iter: int = 500
     dtype: str = "float64"
+    #: Where the iterations run (:mod:`aimlib.core.backend`): ``"numpy"`` (CPU, numba) or an
+    #: array-API backend (``"cupy"``, ``"torch"`` on a GPU).
+    backend: str = "numpy"
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,19 @@ class GDOptions:
     steps: int = 1000
     lr: float = 0.1
     dtype: str = "float32"
+    #: ``"steps"``: every initialisation runs ``steps`` Adam steps (the paper's protocol, and
+    #: the default: the held-out rule fails its validation below the threshold, where GD's
+    #: error still drifts by about a seed spread between steps 500 and 1000,
+    #: docs/theory.md §5.1); ``"holdout"``: an initialisation stops when its loss on
+    #: ``holdout`` n held-out samples fell by less than ``stop_tol`` of itself over
+    #: ``stop_window`` steps.  ``steps`` caps both.
+    stop: str = "steps"
+    stop_window: int = 100
+    stop_tol: float = 1e-2
+    holdout: float = 0.25
+    #: Steps at which the errors are recorded (``checkpoints`` log-spaced ones, 0: none).
+    checkpoints: int = 0
+    backend: str = "numpy"
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from aimlib.channels.softmax import perfect_recovery_alpha_bar
 
 __all__ = ["DEFAULT_STYLE", "DRAW", "draw", "rho_color", "T_color", "beta_color", "fig1a",
            "fig1b", "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6", "fig7", "fig8", "fig9",
-           "save"]
+           "fig_steps", "save"]
 
 #: ``{"se": [Dataset, ...], "amp": [...], ...}``: what a figure is drawn from.
 Inputs = Mapping[str, Sequence[xr.Dataset]]
@@ -725,6 +725,73 @@ def fig9(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
         ax.set_title(rf"Gaussian channel, $\rho={_fmt_rho(rho)}$, $\Delta={delta:g}$")
     axs[0, 0].legend(loc="lower left", frameon=False, fontsize=s["font_size"] - 3, ncol=1)
     axs[0, 0].set_ylabel("estimation error")
+    return fig
+
+
+#: The steps over which fig_steps fits AGD's rate (the paper's budget is the upper end).
+RATE_WINDOW = (100, 1000)
+
+
+def step_rate(steps: np.ndarray, mean: np.ndarray, window=RATE_WINDOW):
+    """``p`` of ``error ~ steps^-p`` by least squares on ``log`` both, over the checkpoints in
+    ``window`` with a finite positive mean; ``None`` below three such points."""
+    ok = (steps >= window[0]) & (steps <= window[1]) & np.isfinite(mean) & (mean > 0)
+    if ok.sum() < 3:
+        return None
+    return -float(np.polyfit(np.log(steps[ok]), np.log(mean[ok]), 1)[0])
+
+
+@_styled
+def fig_steps(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
+    """GD and AGD error against Adam steps per T and alpha_bar (docs/theory.md §5.2)."""
+    curves, gd, agd = _inputs(inputs, "se", "gd", "agd")
+    s = _style(style)
+    Ts = sorted({int(a.attrs["T"]) for a in (*gd, *agd)}) or [2]
+    fig, axs = plt.subplots(1, len(Ts), figsize=(s["width"] * len(Ts), s["height"]),
+                            layout="constrained", squeeze=False)
+    bars = sorted({float(round(v, 6)) for a in (*gd, *agd) for v in a["alpha_bar"].values})
+    palette = ("tab:blue", "tab:green", "tab:orange", "tab:red", "tab:purple", "tab:brown")
+    colors = {b: palette[i % len(palette)] for i, b in enumerate(bars)}
+    for ax, T in zip(axs[0], Ts, strict=True):
+        for sets, ls, marker, name in ((gd, "--", "+", "GD"), (agd, "-", "x", "AGD")):
+            for agg in (a for a in sets if int(a.attrs["T"]) == T):
+                if "checkpoint_mean" not in agg:
+                    continue
+                steps = agg["checkpoint"].values.astype(float)
+                for i, ab in enumerate(agg["alpha_bar"].values):
+                    m = agg["checkpoint_mean"].values[i]
+                    sd = agg["checkpoint_std"].values[i]
+                    c = colors[float(round(ab, 6))]
+                    p = step_rate(steps, m) if name == "AGD" else None
+                    lab = (rf"{name} $\bar\alpha={ab:.3g}$"
+                           + (rf", $p={p:.2f}$" if p is not None else ""))
+                    ax.plot(steps, m, ls=ls, marker=marker, color=c, lw=s["line_width"] * 0.8,
+                            ms=s["marker_size"] + 1, label=lab)
+                    if name == "AGD":  # mean +- its standard error over the seeds
+                        sem = sd / np.sqrt(max(int(agg["n_converged"].values[i]), 1))
+                        ok = np.isfinite(sem) & (sem > 0) & (m - sem > 0)
+                        ax.fill_between(steps[ok], (m - sem)[ok], (m + sem)[ok], color=c,
+                                        alpha=0.2, lw=0)
+        for ds in (c for c in curves if int(c.attrs.get("T", T)) == T or len(Ts) == 1):
+            from aimlib.theory.state_evolution import usable
+
+            ok = usable(ds)
+            for ab, e in zip(ds["alpha_bar"].values[ok], ds["error"].values[ok], strict=True):
+                key = min(bars, key=lambda b, ab=ab: abs(b - ab)) if bars else None
+                if key is not None and abs(key - ab) < 1e-3 * max(ab, 1e-9) and e > 0:
+                    ax.axhline(e, color=colors[key], lw=0.8, ls=(0, (1, 2)))
+        ax.axvline(1000, color="gray", lw=0.8, ls=":")
+        ax.annotate("paper: 1000 steps", xy=(1000, 1), xycoords=("data", "axes fraction"),
+                    xytext=(3, -12), textcoords="offset points", fontsize=s["font_size"] - 2,
+                    color="gray")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        _axes(ax, axes)
+        ax.set_xlabel("Adam steps")
+        ax.set_ylabel("estimation error")
+        rho = float((gd or agd)[0].attrs["rho"]) if (gd or agd) else float("nan")
+        ax.set_title(rf"softmax, $T={T}$, $\rho={_fmt_rho(rho)}$: error against steps")
+        ax.legend(loc="lower left", frameon=False, fontsize=s["font_size"] - 3, ncol=2)
     return fig
 
 

@@ -137,6 +137,17 @@ FIGURES: dict[str, FigureSpec] = {spec.name: spec for spec in (
               "and AGD (crosses). With noise, GD's gap to the line shows whether it is still "
               "Bayes-optimal.",
         corrections="None: a new channel."),
+    FigureSpec(
+        "fig_steps", ("se", "gd", "agd"),
+        paper="Beyond the paper: the step budget behind Figure 2 (right) (docs/theory.md §5.2)",
+        shows="Softmax, rho = 0.5: GD (dashed, +) and AGD (solid, x) error against the number "
+              "of Adam steps, one panel per T, one colour per alpha_bar below and above the "
+              "perfect-recovery threshold (mean over seeds; AGD's band: +- its standard error); the legend gives the rate "
+              "p of AGD's error ~ steps^-p fitted from 100 to 1000 steps; the dotted vertical "
+              "line is the paper's budget of 1000 steps and the thin horizontal lines the "
+              "Bayes-optimal (SE) error at each alpha_bar (none above the threshold, where it "
+              "is 0).",
+        corrections="None."),
 )}
 
 

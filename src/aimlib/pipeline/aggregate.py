@@ -30,7 +30,9 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error",
     extras : dict, optional
         Further per-run variables to average over the same converged runs, as
         ``{output name: run variable}``: each gives ``<name>_mean`` and ``<name>_std`` on
-        ``alpha`` (skipped when a run lacks the variable, e.g. caches made before it existed).
+        ``alpha`` (skipped when a run lacks the variable, e.g. caches made before it existed);
+        a variable with one dimension of its own (GD's ``checkpoint``) gives them on
+        ``(alpha, <that dimension>)``.
 
     Returns
     -------
@@ -77,6 +79,9 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error",
     for name, var in (extras or {}).items():
         if not all(var in r for r in runs):
             continue
+        if runs[0][var].ndim == 1:
+            _profile(ds, name, var, runs, ai, si, conv)
+            continue
         ev = np.full((len(alphas), len(seeds)), np.nan)
         for r in runs:
             ev[ai[float(r.attrs["alpha"])], si[int(r.attrs["seed"])]] = float(r[var])
@@ -94,6 +99,26 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error",
             float(ds.attrs["rho"]))
         ds = ds.assign_coords(alpha_bar=("alpha", ds["alpha"].values * factor))
     return ds
+
+
+def _profile(ds: xr.Dataset, name: str, var: str, runs, ai, si, conv) -> None:
+    """An extra with one dimension of its own (GD's errors at its checkpoints): mean and std
+    over the converged seeds on ``(alpha, <its dimension>)``; runs whose coordinate differs
+    from the first run's are left out (NaN), never interpolated."""
+    dim = runs[0][var].dims[0]
+    coord = runs[0][dim].values
+    ev = np.full((len(ai), len(si), len(coord)), np.nan)
+    for r in runs:
+        if r[var].dims != (dim,) or not np.array_equal(r[dim].values, coord):
+            continue
+        i, j = ai[float(r.attrs["alpha"])], si[int(r.attrs["seed"])]
+        if conv[i, j] == 1:
+            ev[i, j] = r[var].values
+    flat = np.moveaxis(ev, 1, 2).reshape(-1, len(si))  # (alpha * point, seed)
+    shape = (len(ai), len(coord))
+    ds.coords[dim] = coord
+    ds[f"{name}_mean"] = (("alpha", dim), _nanmean(flat).reshape(shape))
+    ds[f"{name}_std"] = (("alpha", dim), _nanstd(flat).reshape(shape))
 
 
 def stack_seeds(runs: Sequence[xr.Dataset], seeds: Sequence[int]) -> xr.Dataset:

@@ -98,6 +98,13 @@ def check(config: dict) -> None:
             if "T" in block:
                 _check_T(block["T"], channels(exp, block), f"{base}.{stage}.T")
             _check_params(exp, block, channels(exp, block), f"{base}.{stage}")
+            if stage in ALGORITHMS and "backend" in block:
+                from aimlib.core import backend as backends
+
+                try:
+                    backends.check(block["backend"], f"{base}.{stage}.backend", device=False)
+                except ValueError as e:
+                    raise ConfigError(str(e)) from None
             if stage in ALGORITHMS:
                 seeds, ds = block["seeds"], as_list(block["d"])
                 for i, d in enumerate(ds):
