@@ -87,6 +87,35 @@ def test_amp_and_gd_runs_are_the_library_runs(capsys):
     assert float(r["error_gd"]) == pytest.approx(ref.errors[0], rel=1e-5)
 
 
+def test_missing_gpu_package_is_one_line_before_any_run(capsys, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "cupy" else real(name, *a))
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["gd", "--rho", "0.5", "--alpha", "0.1", "--d", "20", "--backend", "cupy"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert "--backend: cupy needs the package 'cupy'" in err and ".[gpu]" in err
+
+
+def test_gd_stop_rule_and_backend_on_the_command_line(capsys):
+    pytest.importorskip("array_api_strict")
+    argv = ["gd", "--rho", "0.5", "--alpha-bar", "0.3", "--d", "30", "--inits", "3", "--steps",
+            "400", "--stop", "holdout", "--stop-window", "50", "--dtype", "float64",
+            "--format", "csv"]
+    _, out = run(capsys, *argv)
+    (r,) = rows(out)
+    ref = gd.run_point(0.075, 0.5, 2, 30, 0, inits=3, steps=400, stop="holdout",
+                       stop_window=50, dtype="float64")
+    assert int(r["steps_taken"]) == int(ref.steps_taken.max()) < 400
+    assert r["stop_reason"] == ref.stop_reason == "holdout"
+    _, out = run(capsys, *argv, "--backend", "array_api_strict")
+    (x,) = rows(out)
+    assert float(x["error_agd"]) == pytest.approx(float(r["error_agd"]), abs=1e-6)
+
+
 @pytest.mark.parametrize("argv,match", [
     (["se", "hardmax", "--rho", "0.5", "--grid", "1", "0.5", "3"], "--grid"),
     (["se", "hardmax", "--rho", "-1", "--alpha", "0.5"], "rho"),

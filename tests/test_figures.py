@@ -7,6 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 from aimlib import figures  # noqa: E402
 from aimlib import state_evolution as se  # noqa: E402
@@ -71,3 +72,37 @@ def test_a_new_figure_through_the_registry_alone(monkeypatch):
     conf = {"seed": 0, "se": {"tol": 1e-10}, "experiments": {"fig_new": {
         "channel": "softmax", "T": 2, "rho": 0.5, "se": {"alpha": {"values": [0.05]}}}}}
     assert cfg.plan(conf).figure_list(registry.FIGURES) == ["fig_new"]
+
+
+def test_step_rate_recovers_a_power_law():
+    from aimlib.figures.plots import step_rate
+
+    steps = np.unique(np.geomspace(1, 10_000, 24).round())
+    assert step_rate(steps, 3.0 * steps**-1.25) == pytest.approx(1.25, rel=1e-12)
+    assert step_rate(steps[:5], steps[:5] ** -1.0) is None  # no checkpoint in [100, 1000]
+
+
+def test_fig_steps_draws_every_checkpointed_aggregate():
+    import xarray as xr
+
+    from aimlib.figures import draw
+
+    steps = np.array([1, 10, 100, 300, 1000, 3000])
+
+    def agg(T, kind):
+        mean = np.vstack([np.full(6, 0.7), 2.0 * steps**-1.0])
+        return xr.Dataset(
+            {"mean": ("alpha", mean[:, -1]), "n_converged": ("alpha", [2, 2]),
+             "checkpoint_mean": (("alpha", "checkpoint"), mean),
+             "checkpoint_std": (("alpha", "checkpoint"), 0.1 * mean)},
+            coords={"alpha": [0.3 / 4, 0.9 / 4], "alpha_bar": ("alpha", [0.3, 0.9]),
+                    "checkpoint": steps},
+            attrs={"T": T, "rho": 0.5, "kind": kind})
+
+    fig = draw("fig_steps", {"gd": [agg(2, "gd"), agg(6, "gd")],
+                             "agd": [agg(2, "agd"), agg(6, "agd")]})
+    assert len(fig.axes) == 2
+    for ax in fig.axes:
+        labels = [ln.get_label() for ln in ax.get_lines() if not ln.get_label().startswith("_")]
+        assert len(labels) == 4  # GD and AGD at two alpha_bar
+        assert any("p=1.00" in lab for lab in labels)  # AGD's fitted rate, error ~ steps^-1

@@ -227,6 +227,10 @@ def _cmd_algorithm(args) -> int:
     alg = ALGORITHMS[args.command]
     alphas = _alphas(args, args.channel, args.rho, args.T)
     opts = {k: getattr(args, k) for k in alg.option_names() if hasattr(args, k)}
+    if "backend" in opts:  # before any data is drawn: the package and, here, the GPU
+        from aimlib.core.backend import check
+
+        check(opts["backend"], "--backend")
     variant = getattr(args, "variant", "exact")
     rows = []
     for a in alphas:

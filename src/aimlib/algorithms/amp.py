@@ -545,8 +545,12 @@ def run(
 
     backends.check(backend)
     tokens = Tokens(data, int(chunk), token_budget, dtype)
-    ops = (_NumpyOps(data, ch, tokens, general) if backend == "numpy"
-           else _ArrayOps(backends.get(backend), data, ch, tokens, general))
+    try:
+        ops = (_NumpyOps(data, ch, tokens, general) if backend == "numpy"
+               else _ArrayOps(backends.get(backend), data, ch, tokens, general))
+    except Exception as exc:
+        _raise_out_of_memory(backend, data, tokens, exc)
+        raise
     damp = float(damping)
     budget = int(max_iter)
     bar = open_bar(progress, budget, f"AMP {data.channel} d={data.d} alpha={data.alpha:.4g}",
@@ -560,9 +564,27 @@ def run(
     try:
         return _run(data, ops, damp, float(damping), tol, budget, max_restarts, progress,
                     general)
+    except Exception as exc:
+        _raise_out_of_memory(backend, data, tokens, exc)
+        raise
     finally:
         if bar is not None:
             bar.close()
+
+
+def _raise_out_of_memory(backend: str, data, tokens, exc: BaseException) -> None:
+    """A device out of memory as a ``MemoryError`` with the size the run needed."""
+    from aimlib.core import backend as backends
+
+    if backend == "numpy" or not backends.get(backend).out_of_memory(exc):
+        return
+    n, T, d = data.n, data.T, data.d
+    item = np.dtype(tokens.dtype).itemsize
+    need = (n * T * d * item if tokens.all is not None else min(n, tokens.chunk) * T * d * item) \
+        + 6 * n * T * T * 8 + 6 * d * d * 8
+    raise MemoryError(f"AMP backend {backend}: out of device memory; this run needs about "
+                      f"{need / 2**30:.2f} GiB on the device (tokens {n} x {T} x {d}); a smaller "
+                      "token_budget keeps only one chunk there") from exc
 
 
 def _run(data, ops, damp, damping, tol, budget, max_restarts, progress, general

@@ -442,18 +442,23 @@ def _adam(stepper, W, lo, state, rule, progress, bar):
     stepper.start(W)
     next_mark = 0
     t = 0
+    pending = []  # the losses since the last fetch (device arrays on a GPU: no sync per step)
     for t in range(1, rule.steps + 1):
-        loss = stepper.step(t)
-        losses[t - 1, alive] = loss
-        if bar is not None:
-            bar.update(1)
-            if t % 50 == 0:
-                bar.set_postfix(loss=f"{np.nanmean(loss):.3e}", refresh=False)
-        elif progress is not None and (t % 50 == 0 or t == 1):
-            progress(t, float(np.nanmean(loss)))
-        bad = ~np.isfinite(loss)
+        pending.append(stepper.step(t))
         at_mark = next_mark < len(state.marks) and state.marks[next_mark] == t
         check = rule.checks(t)
+        if not (check or at_mark or t % FETCH_EVERY == 0 or t == 1 or t == rule.steps):
+            continue
+        block = stepper.fetch(pending)  # (steps since the last fetch, alive)
+        pending = []
+        losses[t - block.shape[0]:t, alive] = block
+        loss = block[-1]
+        if bar is not None:
+            bar.update(block.shape[0])
+            bar.set_postfix(loss=f"{np.nanmean(loss):.3e}", refresh=False)
+        elif progress is not None:
+            progress(t, float(np.nanmean(loss)))
+        bad = ~np.all(np.isfinite(block), axis=0)
         if not (check or at_mark or bad.any()):
             continue
         if at_mark:
@@ -485,6 +490,10 @@ def _adam(stepper, W, lo, state, rule, progress, bar):
     state.record_losses(lo, losses[:t])
 
 
+#: Steps between two reads of the losses (and the non-finite test) from the device.
+FETCH_EVERY = 50
+
+
 class _NumbaSteps:
     """Adam steps on the CPU: :func:`loss_and_grad` with the channel's numba kernel."""
 
@@ -514,6 +523,10 @@ class _NumbaSteps:
 
     def weights(self):
         return self.W.copy()
+
+    def fetch(self, pending) -> np.ndarray:
+        """The losses of the steps since the last fetch, shape ``(steps, students)``."""
+        return np.stack(pending)
 
     def holdout_loss(self) -> np.ndarray:
         """Each student's loss per sample on the held-out samples (forward pass only)."""
@@ -585,7 +598,10 @@ class _ArraySteps:
         mhat = self.m / (1.0 - BETA1**t)
         vhat = self.v / (1.0 - BETA2**t)
         self.W = self.W - self.lr * mhat / (xp.sqrt(vhat) + EPS)
-        return self.be.to_host(loss)
+        return loss
+
+    def fetch(self, pending) -> np.ndarray:
+        return self.be.to_host(self.be.xp.stack(pending))
 
     def weights(self):
         return self.be.to_host(self.W).copy()

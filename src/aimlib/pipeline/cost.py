@@ -42,6 +42,8 @@ class CostEstimate:
     cpu_hours: dict
     by_stage: dict
     shared_jobs: int = 1
+    #: GPU-hours per experiment: its runs on a GPU backend (drawing their data counted in).
+    gpu_hours: dict | None = None
 
     def wall_hours(self, cores: int) -> float:
         """Wall time at ``cores`` cores, if every job kept one core busy (a lower bound)."""
@@ -50,13 +52,16 @@ class CostEstimate:
     def summary(self, cores: int | None = None) -> str:
         """A few lines for the console: jobs and CPU-hours per figure, total, wall time."""
         lines = ["aimlib: estimated cost from an empty cache (aimlib.cost.estimate)"]
+        gpu = self.gpu_hours or {}
         for name in self.jobs:
             stages = ", ".join(f"{k} {v:.2f}" for k, v in self.by_stage[name].items() if v)
-            lines.append(f"  {name:<8} {self.jobs[name]:>5} jobs  {self.cpu_hours[name]:9.2f} "
-                         f"CPU-h  ({stages})")
+            g = f"  {gpu[name]:6.2f} GPU-h" if gpu.get(name) else ""
+            lines.append(f"  {name:<9} {self.jobs[name]:>5} jobs  {self.cpu_hours[name]:9.2f} "
+                         f"CPU-h{g}  ({stages})")
         total = sum(self.cpu_hours.values())
         n_jobs = sum(self.jobs.values()) + self.shared_jobs
-        lines.append(f"  {'total':<8} {n_jobs:>5} jobs  {total:9.2f} CPU-h")
+        g = f"  {sum(gpu.values()):6.2f} GPU-h" if any(gpu.values()) else ""
+        lines.append(f"  {'total':<9} {n_jobs:>5} jobs  {total:9.2f} CPU-h{g}")
         if cores:
             lines.append(f"  wall time at {cores} cores: about {self.wall_hours(cores):.2f} h "
                          "(SE figures first: fig1b, fig2a, fig5 within minutes)")
@@ -80,6 +85,7 @@ def estimate(config: dict) -> CostEstimate:
     jobs = {name: 1 for name in exps}  # the figure job
     sec = {name: {"SE": 0.0, **{a.label: 0.0 for a in ALGORITHMS.values()},
                   "start-up": JOB_STARTUP_SECONDS} for name in exps}
+    gpu = dict.fromkeys(exps, 0.0)
     for j in plan.se_jobs:
         jobs[j.experiment] += 1
         sec[j.experiment]["SE"] += 2 * len(j.alphas) * SE_POINT_SECONDS
@@ -95,11 +101,16 @@ def estimate(config: dict) -> CostEstimate:
                 jobs[name] += n_aggs
                 sec[name]["start-up"] += n_aggs * JOB_STARTUP_SECONDS
                 opts = plan.options(stage, name, g.d)
+                on_gpu = alg.uses_gpu(opts)
                 for alpha in g.alphas:
                     r, n = sizes(alpha, g.rho, g.d)
                     jobs[name] += 1
-                    sec[name][alg.label] += len(g.seeds) * alg.seconds(g.d, n, g.T, r,
-                                                                       g.channel, opts)
+                    t = len(g.seeds) * alg.seconds(g.d, n, g.T, r, g.channel, opts)
+                    if on_gpu:
+                        gpu[name] += t / 3600.0
+                    else:
+                        sec[name][alg.label] += t
                     sec[name]["start-up"] += JOB_STARTUP_SECONDS
     by_stage = {k: {s: v / 3600.0 for s, v in d.items()} for k, d in sec.items()}
-    return CostEstimate(jobs, {k: sum(v.values()) for k, v in by_stage.items()}, by_stage)
+    return CostEstimate(jobs, {k: sum(v.values()) for k, v in by_stage.items()}, by_stage,
+                        gpu_hours=gpu)
