@@ -1,6 +1,7 @@
 """AMP over fig1a's whole grid (issue: AMP at the paper's scale).
 
     python benchmarks/bench_amp_grid.py run  OUT.nc [--d 100] [--seeds 2] [--every 1] [--workers 1]
+                                             [--rho 0.1 0.2] [--max-alpha 1.2]
     python benchmarks/bench_amp_grid.py table OUT.nc [OUT2.nc ...]   # README table
 
 Runs AMP (hardmax, T = 2, damping 0, the paper preset's fig1a options) at every rho of fig1a and
@@ -46,9 +47,10 @@ def _one(args):
                 wall=wall)
 
 
-def run(out: str, d: int, seeds: int, every: int, workers: int, max_iter: int) -> None:
-    tasks = [(rho, a, s, d, max_iter) for rho in RHOS for a in ALPHAS[::every]
-             for s in range(seeds)]
+def run(out: str, d: int, seeds: int, every: int, workers: int, max_iter: int,
+        rhos=RHOS, max_alpha: float = np.inf) -> None:
+    tasks = [(rho, a, s, d, max_iter) for rho in rhos for a in ALPHAS[::every]
+             if a <= max_alpha for s in range(seeds)]
     rows = []
     with ProcessPoolExecutor(workers) as pool:
         for i, row in enumerate(pool.map(_one, tasks)):
@@ -105,10 +107,14 @@ if __name__ == "__main__":
     ap.add_argument("--every", type=int, default=1)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--max-iter", type=int, default=500)
+    ap.add_argument("--rho", type=float, nargs="+", default=list(RHOS),
+                    help="widths to run (default: fig1a's five)")
+    ap.add_argument("--max-alpha", type=float, default=np.inf,
+                    help="leave out the grid's alphas above this (the cost grows with n)")
     ap.add_argument("--write", action="store_true", help="write the table into README.md")
     a = ap.parse_args()
     if a.cmd == "run":
-        run(a.paths[0], a.d, a.seeds, a.every, a.workers, a.max_iter)
+        run(a.paths[0], a.d, a.seeds, a.every, a.workers, a.max_iter, tuple(a.rho), a.max_alpha)
     else:
         t = table(a.paths)
         print(t)

@@ -197,3 +197,32 @@ def test_expected_steps_model():
 def test_channel_without_gd_layer_xp_is_not_a_gd_channel():
     assert not make_channel("hardmax").SUPPORTS_GD
     assert all(hasattr(make_channel(c), "gd_layer_xp") for c in ("softmax", "gaussian"))
+
+
+def test_a_gpu_job_asks_the_slurm_plugin_for_one_gpu():
+    """A data job of a GPU backend requests gpu=1 (the rule's ``gpu`` resource), which the
+    SLURM executor plugin turns into ``--gpus=1``; a CPU job's gpu=0 adds nothing."""
+    from snakemake_executor_plugin_slurm.utils import set_gres_string
+
+    from aimlib.pipeline import config as cfg
+    from aimlib.pipeline import cost
+
+    class _Res(dict):
+        __getattr__ = dict.get
+
+    class _Job:
+        def __init__(self, gpu):
+            self.resources = _Res(gpu=gpu)
+
+    conf = {"seed": 1, "experiments": {"e": {
+        "channel": "softmax", "T": 2, "rho": 0.5,
+        "gd": {"d": 20, "seeds": 2, "inits": 2, "steps": 10, "alpha": {"values": [0.1]}}}}}
+    cfg.fill_defaults(conf)
+    plan = cfg.plan(conf)
+    (g,) = plan.groups("gd", "e")
+    opts = plan.options("gd", "e", g.d)
+    cpu = cost.data_job(g, 0.1, opts)
+    gpu = cost.data_job(g, 0.1, {**opts, "backend": "cupy"})
+    assert (cpu.gpu, gpu.gpu) == (0, 1)
+    assert set_gres_string(_Job(gpu.gpu)).strip() == "--gpus=1"
+    assert set_gres_string(_Job(cpu.gpu)) == ""

@@ -185,3 +185,28 @@ def test_schema_errors_are_one_line(root, edit, message):
     with pytest.raises(cfg.ConfigError) as exc:
         cfg.check_schema(conf, root / "config" / "schema.yaml")
     assert message in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_d_rho_gives_some_widths_their_own_d(schema, root):
+    conf = yaml.safe_load((root / "config" / "quick.yaml").read_text())
+    amp = conf["experiments"]["fig1a"]["amp"]
+    amp["d_rho"] = {0.1: 80}
+    conf["experiments"]["fig1a"]["rho"] = [0.1, 0.5]
+    assert _errors(schema, conf) == []
+    cfg.check(conf)
+    got = {(g.rho, g.d, len(g.seeds)) for g in cfg.plan(conf).groups("amp", "fig1a")}
+    assert got == {(0.1, 80, amp["seeds"]), (0.5, amp["d"], amp["seeds"])}
+
+
+@pytest.mark.parametrize("d_rho,seeds,match", [
+    ({0.3: 80}, 2, r"experiments\.fig1a\.amp\.d_rho: rho=0\.3 is not a width of the block"),
+    ({0.1: 4}, 2, r"experiments\.fig1a\.amp\.d_rho\.0\.1: d=4 is too small"),
+    ({0.1: 80}, [2, 3], r"experiments\.fig1a\.amp\.d_rho: needs a single seed count"),
+])
+def test_bad_d_rho_named(root, d_rho, seeds, match):
+    conf = yaml.safe_load((root / "config" / "quick.yaml").read_text())
+    conf["experiments"]["fig1a"]["rho"] = [0.1, 0.5]
+    conf["experiments"]["fig1a"]["amp"].update(d_rho=d_rho, seeds=seeds,
+                                               d=[60, 80] if isinstance(seeds, list) else 60)
+    with pytest.raises(cfg.ConfigError, match=match):
+        cfg.check(conf)

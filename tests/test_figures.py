@@ -106,3 +106,21 @@ def test_fig_steps_draws_every_checkpointed_aggregate():
         labels = [ln.get_label() for ln in ax.get_lines() if not ln.get_label().startswith("_")]
         assert len(labels) == 4  # GD and AGD at two alpha_bar
         assert any("p=1.00" in lab for lab in labels)  # AGD's fitted rate, error ~ steps^-1
+
+
+def test_fig1a_shows_how_many_seeds_converged():
+    import xarray as xr
+
+    from aimlib.figures import draw
+
+    agg = xr.Dataset(
+        {"mean": ("alpha", [0.5, 0.3, np.nan]), "std": ("alpha", [0.01, 0.0, np.nan]),
+         "mean_all": ("alpha", [0.5, 0.35, 0.2]), "n_converged": ("alpha", [2, 1, 0]),
+         "n_runs": ("alpha", [2, 2, 2])},
+        coords={"alpha": [0.1, 0.3, 1.0]}, attrs={"rho": 0.5, "T": 2, "d": 100})
+    fig = draw("fig1a", {"amp": [agg]})
+    ax = fig.axes[0]
+    assert sorted(t.get_text() for t in ax.texts) == ["0/2", "1/2"]
+    (diamond,) = [ln for ln in ax.get_lines() if ln.get_marker() == "D"]
+    assert diamond.get_xdata().tolist() == [1.0] and diamond.get_ydata().tolist() == [0.2]
+    assert "no seed converged" in diamond.get_label()

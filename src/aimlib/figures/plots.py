@@ -197,8 +197,13 @@ def _se_lines(ax, curves: Sequence[xr.Dataset], x: str, style: dict, label_fmt=N
 
 
 def _amp_markers(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=None,
-                 marker="o", label=None, filled=False):
-    """Mean +- std over converged seeds; ``label`` may be a string or a function of the dataset."""
+                 marker="o", label=None, filled=False, counts=False):
+    """Mean +- std over converged seeds; ``label`` may be a string or a function of the dataset.
+
+    ``counts``: write ``converged/runs`` next to every point where not all seeds converged, and
+    draw a point where none did as a small open diamond at the mean of its final iterates
+    (labelled once), so that the figure shows how many seeds each marker averages."""
+    unconverged_label = "AMP: no seed converged (final iterates)"
     for agg in aggs:
         rho = float(agg.attrs["rho"])
         color = color_of(agg) if color_of else rho_color(rho, style)
@@ -209,6 +214,20 @@ def _amp_markers(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=N
                     mew=1.0, elinewidth=0.8, capsize=1.5, ls="none", label=lab)
         if not callable(label):
             label = None
+        if not counts:
+            continue
+        conv, runs = agg["n_converged"].values, agg["n_runs"].values
+        mean_all = agg["mean_all"].values
+        for xv, m, ma, k, n in zip(xs, agg["mean"].values, mean_all, conv, runs, strict=True):
+            y = m if k > 0 else ma
+            if k < n and np.isfinite(y):
+                ax.annotate(f"{k}/{n}", xy=(xv, y), xytext=(3, 3), textcoords="offset points",
+                            fontsize=style["font_size"] - 4, color=color)
+        none = (conv == 0) & np.isfinite(mean_all)
+        if none.any():
+            ax.plot(xs[none], mean_all[none], "D", color=color, ms=0.8 * style["marker_size"],
+                    mfc="white", mew=0.7, ls="none", label=unconverged_label)
+            unconverged_label = None
 
 
 def _spectral(ax, aggs: Sequence[xr.Dataset], curves: Sequence[xr.Dataset], x: str,
@@ -264,7 +283,7 @@ def fig1a(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None 
     curves = _paper_curves(ax, curves, "alpha", s)
     _se_lines(ax, curves, "alpha", s)
     if amp:
-        _amp_markers(ax, amp, "alpha", s, label="AMP")
+        _amp_markers(ax, amp, "alpha", s, label="AMP", counts=True)
     _spectral(ax, spectral, curves, "alpha", s)
     _axes(ax, axes)
     _off_axis(ax, [*amp, *spectral], "alpha", s)

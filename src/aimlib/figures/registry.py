@@ -47,8 +47,9 @@ FIGURES: dict[str, FigureSpec] = {spec.name: spec for spec in (
         paper="Figure 1 (left) of the paper",
         shows="Hardmax, T = 2: the Bayes-optimal estimation error from state evolution against "
               "alpha = n/d^2 for each width ratio rho (lines), and AMP run on data drawn from "
-              "the model (markers: mean +- std over the converged seeds; open markers: no seed "
-              "converged; triangles on the axis: below it); the spectral estimator (one AMP "
+              "the model (markers: mean +- std over the converged seeds, with converged/runs "
+              "written where not every seed converged; small open diamonds: no seed converged, "
+              "at the mean of the final iterates; triangles on the axis: below it); the spectral estimator (one AMP "
               "output pass from S_hat = 0, RIE-denoised; stars) as a baseline next to its "
               "one-step SE prediction (thin dotted lines).",
         corrections="The SE and AMP use the exact hardmax output function. The paper's curves "
@@ -185,8 +186,8 @@ def caption(name: str, experiment: Mapping) -> str:
         block = experiment.get(stage)
         if not block:
             continue
-        extra = ", ".join(f"{k} {block[k]}" for k in ("variant", "d", "seeds", "inits", "steps",
-                                                      "damping") if k in block)
+        extra = ", ".join(f"{k} {block[k]}" for k in ("variant", "d", "d_rho", "seeds", "inits",
+                                                      "steps", "damping") if k in block)
         lines.append(f"- {stage}: {_grid_text(block)}" + (f"; {extra}" if extra else ""))
     lines += ["", f"Reproduces: {notes.get('paper', 'a figure of this configuration')}.", "",
               f"Corrections: {notes.get('corrections', 'none')}"]

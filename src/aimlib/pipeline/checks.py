@@ -60,6 +60,29 @@ def _check_params(exp: dict, block: dict | None, chans: list[str], base: str) ->
                 raise ConfigError(f"{base}.{key}[{i}]: {e}") from None
 
 
+def _check_d_rho(exp: dict, block: dict, stage: str, key: str) -> None:
+    """``d_rho``: every key a width of the block, every d large enough, one seed count."""
+    d_rho = block.get("d_rho")
+    if not d_rho:
+        return
+    rhos = {fnum(float(r)) for r in as_list(block.get("rho", exp["rho"]))}
+    if isinstance(block["seeds"], list) and len(block["seeds"]) > 1:
+        raise ConfigError(f"{key}: needs a single seed count, got seeds={block['seeds']}")
+    for r, d in d_rho.items():
+        try:
+            r = float(r)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{key}: {r!r} is not a width rho") from None
+        if fnum(r) not in rhos:
+            raise ConfigError(f"{key}: rho={r:g} is not a width of the block "
+                              f"({', '.join(f'{x:g}' for x in sorted(rhos))})")
+        for T in as_list(block.get("T", exp["T"])):
+            try:
+                ALGORITHMS[stage].check_d(int(d), int(T))
+            except ValueError as e:
+                raise ConfigError(f"{key}.{r:g}: {e}") from None
+
+
 def check(config: dict) -> None:
     """Semantic checks that the JSON schema cannot express; raise :class:`ConfigError`."""
     if not config.get("experiments"):
@@ -113,6 +136,7 @@ def check(config: dict) -> None:
                             ALGORITHMS[stage].check_d(int(d), int(T))
                         except ValueError as e:
                             raise ConfigError(f"{base}.{stage}.d[{i}]: {e}") from None
+                _check_d_rho(exp, block, stage, f"{base}.{stage}.d_rho")
                 if isinstance(seeds, list) and len(seeds) != len(ds):
                     raise ConfigError(f"{base}.{stage}.seeds: a list of seeds needs one entry per "
                                       f"d ({len(ds)}), got {len(seeds)}")

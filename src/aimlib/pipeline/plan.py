@@ -267,11 +267,15 @@ def _groups(name: str, exp: dict, stage: str) -> list[Group]:
     ds = as_list(block["d"])
     seeds = as_list(block["seeds"])
     seeds = seeds * len(ds) if len(seeds) == 1 else seeds
+    d_rho = {fnum(float(r)): int(v) for r, v in (block.get("d_rho") or {}).items()}
     out = []
     for channel in channels(exp, block):
         for rho in as_list(block.get("rho", exp["rho"])):
             for T in as_list(block.get("T", exp["T"])):
-                for d, n_seeds in zip(ds, seeds, strict=True):
+                # d_rho replaces the block's d for its widths (a single seed count, checked)
+                pairs = [(d_rho[fnum(rho)], seeds[0])] if fnum(rho) in d_rho \
+                    else list(zip(ds, seeds, strict=True))
+                for d, n_seeds in pairs:
                     for param in channel_param_values(exp, block, channel):
                         alphas = tuple(alphas_for(block, rho, int(T), channel, key))
                         for variant in variants(exp, stage, channel):
