@@ -190,12 +190,16 @@ def test_schema_errors_are_one_line(root, edit, message):
 def test_d_rho_gives_some_widths_their_own_d(schema, root):
     conf = yaml.safe_load((root / "config" / "quick.yaml").read_text())
     amp = conf["experiments"]["fig1a"]["amp"]
-    amp["d_rho"] = {0.1: 80}
-    conf["experiments"]["fig1a"]["rho"] = [0.1, 0.5]
+    amp["d_rho"] = {0.1: 80, 0.2: {"d": 90, "seeds": 1}}
+    conf["experiments"]["fig1a"]["rho"] = [0.1, 0.2, 0.5]
     assert _errors(schema, conf) == []
     cfg.check(conf)
     got = {(g.rho, g.d, len(g.seeds)) for g in cfg.plan(conf).groups("amp", "fig1a")}
-    assert got == {(0.1, 80, amp["seeds"]), (0.5, amp["d"], amp["seeds"])}
+    assert got == {(0.1, 80, amp["seeds"]), (0.2, 90, 1), (0.5, amp["d"], amp["seeds"])}
+    amp["d_rho"] = {0.1: {"d": 80, "seed": 1}}  # a misspelt key, named in one line
+    with pytest.raises(cfg.ConfigError, match=r"experiments\.fig1a\.amp\.d_rho\.0\.1 = .*'seed' "
+                                              r"was unexpected"):
+        cfg.check_schema(conf, root / "config" / "schema.yaml")
 
 
 @pytest.mark.parametrize("d_rho,seeds,match", [

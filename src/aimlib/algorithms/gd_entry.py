@@ -82,7 +82,8 @@ class GD(Algorithm):
         from aimlib.algorithms import resources as res
 
         return res.gd(d, n, T, r, inits=opts["inits"], steps=opts["steps"], dtype=opts["dtype"],
-                      backend=opts["backend"], runs=runs, attempt=attempt)
+                      backend=opts["backend"], checkpoints=opts["checkpoints"], runs=runs,
+                      attempt=attempt)
 
     @classmethod
     def seconds(cls, d, n, T, r, channel, opts) -> float:

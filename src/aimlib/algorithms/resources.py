@@ -183,20 +183,22 @@ def gd_step_gpu_seconds(d: int, n: int, T: int, r: int, inits: int, dtype: str) 
 
 def _gd_model(d: int, n: int, T: int, r: int, inits: int, steps: float,
               batch_budget: float | None, dtype: str = GDOptions.dtype,
-              backend: str = GDOptions.backend):
+              backend: str = GDOptions.backend, checkpoints: int = 0):
     """Host bytes, seconds (CPU-seconds on the CPU, GPU-seconds on a GPU) of one GD run of
-    ``steps`` steps per initialisation."""
+    ``steps`` steps per initialisation (``checkpoints`` sums of ``d x d`` estimates held)."""
     from aimlib.algorithms.gd import MEMORY_BUDGET, memory_per_init
     from aimlib.core.backend import is_gpu
 
+    marks = int(checkpoints) * d * d * 8
     if is_gpu(backend):
         # on the host: the tokens while they are drawn and moved, the outputs, the students
-        mem = n * T * d * 8 + n * T * T * 8 + inits * 4 * d * r * 8
+        mem = n * T * d * 8 + n * T * T * 8 + inits * 4 * d * r * 8 + marks
         seconds = steps * gd_step_gpu_seconds(d, n, T, r, inits, dtype)
         return mem, seconds + teacher_seconds(d, n, T)
     batch_budget = MEMORY_BUDGET if batch_budget is None else batch_budget
     per_init = memory_per_init(n, T, r, dtype)
-    mem = n * T * d * 8 + min(inits * per_init, max(per_init, batch_budget)) + inits * 3 * d * r * 8
+    mem = (n * T * d * 8 + min(inits * per_init, max(per_init, batch_budget))
+           + inits * 3 * d * r * 8 + marks)
     flop = 4.0 * n * T * d * r + 40.0 * n * T * T
     seconds = steps * inits * flop / GEMM_RATE[dtype] + teacher_seconds(d, n, T)
     return mem, seconds
@@ -225,7 +227,7 @@ def gd_expected_steps(opts: dict, channel: str, T: int, alpha: float, rho: float
 
 
 def gd(d: int, n: int, T: int, r: int, *, inits: int, steps: float,
-       dtype: str = GDOptions.dtype, backend: str = GDOptions.backend,
+       dtype: str = GDOptions.dtype, backend: str = GDOptions.backend, checkpoints: int = 0,
        batch_budget: float | None = None, runs: int = 1, attempt: int = 1) -> Resources:
     """Request of ``runs`` GD/AGD runs in series (:func:`aimlib.gd.run`), ``inits`` each, of
     at most ``steps`` steps (the cap: a request covers the longest run).
@@ -237,7 +239,7 @@ def gd(d: int, n: int, T: int, r: int, *, inits: int, steps: float,
     """
     from aimlib.core.backend import is_gpu
 
-    mem, seconds = _gd_model(d, n, T, r, inits, steps, batch_budget, dtype, backend)
+    mem, seconds = _gd_model(d, n, T, r, inits, steps, batch_budget, dtype, backend, checkpoints)
     return request(mem, int(runs) * seconds, 1, attempt, gpu=int(is_gpu(backend)))
 
 

@@ -76,6 +76,7 @@ def _check_d_rho(exp: dict, block: dict, stage: str, key: str) -> None:
         if fnum(r) not in rhos:
             raise ConfigError(f"{key}: rho={r:g} is not a width of the block "
                               f"({', '.join(f'{x:g}' for x in sorted(rhos))})")
+        d = d["d"] if isinstance(d, dict) else d
         for T in as_list(block.get("T", exp["T"])):
             try:
                 ALGORITHMS[stage].check_d(int(d), int(T))
@@ -233,12 +234,18 @@ def check_schema(config: dict, schema_path) -> None:
     from jsonschema.exceptions import best_match
 
     validator = jsonschema.Draft202012Validator(schema(schema_path))
-    err = best_match(validator.iter_errors(config))
-    if err is None:
+    errors = list(validator.iter_errors(config))
+    if not errors:
         return
-    # For "oneOf"/"anyOf" the most relevant branch's own error names the offending element.
+    # The deepest error names the offending key (a block's "unevaluated properties" error is
+    # only the echo of a failure inside it).
+    deepest = max(len(e.absolute_path) for e in errors)
+    err = best_match(e for e in errors if len(e.absolute_path) == deepest)
+    # For "oneOf"/"anyOf" the most relevant branch's own error names the offending element;
+    # a branch of the wrong type says less than one of the right type.
     while err.context:
-        err = best_match(err.context)
+        typed = [e for e in err.context if e.validator != "type"] or list(err.context)
+        err = best_match(typed)
     value = err.instance
     text = repr(value) if not isinstance(value, dict | list) or len(repr(value)) < 60 else \
         f"{type(value).__name__} of {len(value)}"

@@ -261,19 +261,27 @@ def _se_jobs(name: str, exp: dict) -> list[SEJob]:
     return out
 
 
+def d_and_seeds(entry, seeds: int) -> tuple[int, int]:
+    """``(d, seeds)`` of a ``d_rho`` entry: ``d`` alone (the block's seeds) or ``{d, seeds}``."""
+    if isinstance(entry, dict):
+        return int(entry["d"]), int(entry.get("seeds", seeds))
+    return int(entry), int(seeds)
+
+
 def _groups(name: str, exp: dict, stage: str) -> list[Group]:
     block = exp[stage]
     key = f"experiments.{name}.{stage}"
     ds = as_list(block["d"])
     seeds = as_list(block["seeds"])
     seeds = seeds * len(ds) if len(seeds) == 1 else seeds
-    d_rho = {fnum(float(r)): int(v) for r, v in (block.get("d_rho") or {}).items()}
+    d_rho = {fnum(float(r)): d_and_seeds(v, seeds[0])
+             for r, v in (block.get("d_rho") or {}).items()}
     out = []
     for channel in channels(exp, block):
         for rho in as_list(block.get("rho", exp["rho"])):
             for T in as_list(block.get("T", exp["T"])):
                 # d_rho replaces the block's d for its widths (a single seed count, checked)
-                pairs = [(d_rho[fnum(rho)], seeds[0])] if fnum(rho) in d_rho \
+                pairs = [d_rho[fnum(rho)]] if fnum(rho) in d_rho \
                     else list(zip(ds, seeds, strict=True))
                 for d, n_seeds in pairs:
                     for param in channel_param_values(exp, block, channel):
