@@ -93,8 +93,10 @@ def test_stage_points_paper_preset(root):
     keys = cfg.stage_points(conf, "fig3", "amp")
     assert len(keys) == len(set(keys))
     fig1a = cfg.stage_points(conf, "fig1a", "amp")
-    assert len(fig1a) == 5 * 32 * 16
-    assert {k.d for k in fig1a} == {100}
+    # rho >= 0.5 at d = 100 with 16 seeds; rho = 0.1, 0.2 at d = 300 with 4 (d_rho)
+    assert len(fig1a) == 3 * 32 * 16 + 2 * 32 * 4
+    assert {(k.rho, k.d) for k in fig1a} == {(0.1, 300), (0.2, 300), (0.5, 100), (1.0, 100),
+                                             (2.0, 100)}
     gd = cfg.stage_points(conf, "fig2b", "gd")
     assert {k.T for k in gd} == {2, 3, 4, 5, 6} and len(gd) == 5 * 32 * 16
 
@@ -112,7 +114,8 @@ def test_paper_preset_has_one_data_job_per_point(root):
                 assert len({tuple(sorted((k, str(v)) for k, v in j.items())) for j in jobs}) \
                     == len(jobs)
     fig1a = cfg.stage_jobs(conf, "fig1a", "amp")
-    assert len(fig1a) == 5 * 32 and all(j["seeds"] == list(range(16)) for j in fig1a)
+    assert len(fig1a) == 5 * 32
+    assert all(j["seeds"] == list(range(4 if j["rho"] < 0.5 else 16)) for j in fig1a)
     assert n_jobs * 8 < n_runs and n_jobs < 2500
 
 
