@@ -134,6 +134,19 @@ def _check_drawn_data(workdir, fig):
     figure = figures.draw(fig, inputs)
     ys = _drawn_y(figure)
     checked = 0
+    if fig == "fig_steps":  # errors against steps: each alpha's checkpoint means, SE as levels
+        for ds in inputs["se"]:
+            for e in np.where(usable(ds), ds["error"].values, np.nan):
+                assert (e <= 1e-12) == (not _drawn(ys, [e, e])), (fig, ds.attrs, e)
+                checked += 1
+        for kind in ("gd", "agd"):
+            for agg in inputs[kind]:
+                for row in agg["checkpoint_mean"].values:
+                    assert _drawn(ys, row), (fig, kind, agg.attrs)
+                    checked += 1
+        plt.close(figure)
+        assert checked > 0, fig
+        return
     if fig != "fig8":  # fig8 draws SE test errors computed from q, not the error
         for ds in inputs.get("se", []) + inputs.get("small_width", []):
             assert _drawn(ys, np.where(usable(ds), ds["error"].values, np.nan)), (fig, ds.attrs)

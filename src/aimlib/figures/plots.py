@@ -797,7 +797,8 @@ def fig_steps(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | N
             ok = usable(ds)
             for ab, e in zip(ds["alpha_bar"].values[ok], ds["error"].values[ok], strict=True):
                 key = min(bars, key=lambda b, ab=ab: abs(b - ab)) if bars else None
-                if key is not None and abs(key - ab) < 1e-3 * max(ab, 1e-9) and e > 0:
+                # perfect recovery (SE error 0 to rounding, above the threshold): no line
+                if key is not None and abs(key - ab) < 1e-3 * max(ab, 1e-9) and e > 1e-12:
                     ax.axhline(e, color=colors[key], lw=0.8, ls=(0, (1, 2)))
         ax.axvline(1000, color="gray", lw=0.8, ls=":")
         ax.annotate("paper: 1000 steps", xy=(1000, 1), xycoords=("data", "axes fraction"),
