@@ -1,6 +1,6 @@
 # aimlib: every figure of "Bayes optimal learning of attention-indexed models" from one command.
-#   snakemake --cores all                                  # the paper preset
-#   snakemake --cores all --configfile config/quick.yaml   # a few minutes on a laptop
+#   snakemake --cores all --configfile config/quick.yaml   # every figure in about six minutes
+#   snakemake --cores all                                  # the paper preset: a cluster job
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -13,13 +13,26 @@ if not workflow.overwrite_configfiles:
 
 # One line naming the key, the value and the rule it breaks (the schema completed from the channel
 # registry); then the library's defaults for what the config leaves out.
+import sys
+
 from aimlib.pipeline.config import check_schema, fill_defaults
+from aimlib.pipeline.cost import missing_cost, planned_jobs, snakemake_mode
+from aimlib.pipeline.integrity import repair
+from aimlib.pipeline.jobs import warm_numba_cache
+from aimlib.pipeline.tracking import start_run
 
 check_schema(config, workflow.source_path("config/schema.yaml"))
 fill_defaults(config)
 
 
 report: "workflow/report/workflow.rst"
+
+
+def _cores_given(workflow):
+    try:
+        return workflow._cores
+    except Exception:
+        return None
 
 
 
@@ -30,23 +43,34 @@ include: "workflow/rules/figures.smk"
 
 
 if workflow.is_main_process:
-    # What the run costs, before the first job (and in a dry run): jobs and CPU-hours per figure.
-    import sys
-
-    from aimlib.pipeline.cost import estimate
-
-    try:
-        _cores = workflow._cores
-    except Exception:
-        _cores = None
-    print(estimate(config).summary(_cores), file=sys.stderr)
+    _MODE = snakemake_mode(sys.argv)
+    # No silent holes: corrupt caches moved aside, and whatever was made from a missing cache
+    # removed, before Snakemake builds its DAG (it does not remake a missing intermediate file
+    # on its own). A dry run, a report or a lint only says what a run would do.
+    _JOBS = planned_jobs(config)
+    _REPAIR = repair(_JOBS, dry_run=_MODE != "run")
+    for _line in _REPAIR:
+        print(_line, file=sys.stderr)
+    if _MODE == "dry-run":
+        # A dry run has no onstart: the cost of the jobs whose outputs are missing (Snakemake's
+        # list below adds any job it re-runs for changed code or parameters).
+        print(missing_cost(config, _cores_given(workflow), missing=_REPAIR.missing, jobs=_JOBS),
+              file=sys.stderr)
 
 
 onstart:
+    # The cost of the jobs this run will execute (Snakemake's DAG), recorded for the progress
+    # lines the jobs print as they finish; a long local run waits 10 s before its first job.
+    start_run(config, [str(f) for j in workflow.dag.needrun_jobs() for f in j.output],
+              _cores_given(workflow), log, local=workflow.local_exec,
+              pause=config.get("pause_long_runs", True))
     # Compile the numba kernels once, before jobs start together and race to write the cache.
-    from aimlib.pipeline.jobs import warm_numba_cache
-
     print(f"numba cache warm ({warm_numba_cache():.1f} s)")
+
+
+onerror:
+    print("aimlib: the run stopped (a job failed, or Ctrl-C). Finished results are kept and no "
+          "cache is half-written: the same command resumes where it stopped.", file=sys.stderr)
 
 
 rule all:

@@ -30,10 +30,20 @@ def test_shipped_configs_valid(schema, conf):
     cfg.check(conf)
 
 
+def test_T_below_the_channels_smallest_is_named_by_its_rule(schema, conf):
+    """T = 0 passes the schema (it has no minimum of its own) and the channel's rule names the
+    key and the smallest T at once, not a generic minimum first."""
+    bad = copy.deepcopy(conf)
+    bad["experiments"]["fig2a"]["T"] = 0
+    assert _errors(schema, bad) == []
+    with pytest.raises(cfg.ConfigError, match=r"^experiments\.fig2a\.T\[0\]: T must be an "
+                                              r"integer >= 2 for the softmax channel, got T=0$"):
+        cfg.check(bad)
+
+
 @pytest.mark.parametrize("path,value,key", [
     (("experiments", "fig1a", "rho"), [0.2, -0.5], "experiments.fig1a.rho"),
     (("experiments", "fig2a", "rho"), 0.0, "experiments.fig2a.rho"),
-    (("experiments", "fig2a", "T"), 0, "experiments.fig2a.T"),
     (("experiments", "fig1a", "channel"), "relu", "experiments.fig1a.channel"),
     (("experiments", "fig1a", "se", "alpha"), {"geomspace": [0.0, 1.0, 4]},
      "experiments.fig1a.se.alpha"),
@@ -177,7 +187,13 @@ def test_empty_experiments_and_tiny_amp_d_are_config_errors():
 @pytest.mark.parametrize("edit,message", [
     (lambda c: c["experiments"]["fig1a"].update(T="two"),
      "experiments.fig1a.T = 'two': 'two' is not of type 'integer'"),
-    (lambda c: c.update(bogus=1), "('bogus' was unexpected)"),
+    (lambda c: c.update(bogus=1), "bogus: unknown key. Valid keys here: experiments, figures"),
+    # a misspelt key is named alone (not its valid neighbours) with the closest valid key
+    (lambda c: c["experiments"]["fig1a"]["amp"].update(sedes=c["experiments"]["fig1a"]["amp"]
+                                                        .pop("seeds")),
+     "experiments.fig1a.amp.sedes: unknown key (did you mean 'seeds'?)"),
+    (lambda c: c["experiments"]["fig2a"].update(T=0),
+     "experiments.fig2a.T[0]: T must be an integer >= 2 for the softmax channel, got T=0"),
     (lambda c: c["experiments"]["fig1a"]["amp"].update(damping=1.5),
      "experiments.fig1a.amp.damping = 1.5: 1.5 is greater than or equal to the maximum of 1"),
 ])
@@ -187,7 +203,9 @@ def test_schema_errors_are_one_line(root, edit, message):
     edit(conf)
     with pytest.raises(cfg.ConfigError) as exc:
         cfg.check_schema(conf, root / "config" / "schema.yaml")
+        cfg.check(conf)
     assert message in str(exc.value) and "\n" not in str(exc.value)
+    assert str(exc.value).count("unknown key") <= 1  # valid neighbours are not blamed
 
 
 def test_d_rho_gives_some_widths_their_own_d(schema, root):
@@ -200,8 +218,8 @@ def test_d_rho_gives_some_widths_their_own_d(schema, root):
     got = {(g.rho, g.d, len(g.seeds)) for g in cfg.plan(conf).groups("amp", "fig1a")}
     assert got == {(0.1, 80, amp["seeds"]), (0.2, 90, 1), (0.5, amp["d"], amp["seeds"])}
     amp["d_rho"] = {0.1: {"d": 80, "seed": 1}}  # a misspelt key, named in one line
-    with pytest.raises(cfg.ConfigError, match=r"experiments\.fig1a\.amp\.d_rho\.0\.1 = .*'seed' "
-                                              r"was unexpected"):
+    with pytest.raises(cfg.ConfigError, match=r"experiments\.fig1a\.amp\.d_rho\.0\.1\.seed: "
+                                              r"unknown key \(did you mean 'seeds'\?\)"):
         cfg.check_schema(conf, root / "config" / "schema.yaml")
 
 

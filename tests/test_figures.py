@@ -123,4 +123,113 @@ def test_fig1a_shows_how_many_seeds_converged():
     assert sorted(t.get_text() for t in ax.texts) == ["0/2", "1/2"]
     (diamond,) = [ln for ln in ax.get_lines() if ln.get_marker() == "D"]
     assert diamond.get_xdata().tolist() == [1.0] and diamond.get_ydata().tolist() == [0.2]
-    assert "no seed converged" in diamond.get_label()
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    for text in ("no seed converged: mean of final iterates",
+                 "k of n seeds converged (mean over k)", "one seed: no error bar"):
+        assert text in legend, legend
+    # an error bar at the point of two seeds, none at the point of one (std 0 is no spread)
+    (bars,) = [c for c in ax.collections if c.__class__.__name__ == "LineCollection"]
+    segs = [seg for seg in bars.get_segments() if len(seg)]
+    assert len(segs) == 1 and np.allclose([p[0] for p in segs[0]], 0.1)
+
+
+def _agg(alphas, mean, n_conv, n_runs=2, **attrs):
+    import xarray as xr
+
+    mean = np.asarray(mean, dtype=float)
+    return xr.Dataset(
+        {"mean": ("alpha", np.where(np.asarray(n_conv) > 0, mean, np.nan)),
+         "std": ("alpha", 0.01 * np.ones_like(mean)), "mean_all": ("alpha", mean),
+         "std_all": ("alpha", 0.02 * np.ones_like(mean)),
+         "n_converged": ("alpha", np.asarray(n_conv)),
+         "n_runs": ("alpha", np.full(len(mean), n_runs))},
+        coords={"alpha": alphas}, attrs={"T": 2, "d": 100, "beta": 1.0, **attrs})
+
+
+@pytest.mark.parametrize("fig,attrs", [
+    ("fig1a", dict(rho=0.5, channel="hardmax", variant="exact")),
+    ("fig6", dict(rho=0.5, channel="hardmax", variant="density")),
+    ("fig3", dict(rho=0.2, channel="hardmax", variant="exact")),
+])
+def test_unconverged_points_are_drawn_alike_in_every_figure(fig, attrs):
+    """fig1a, fig3 and fig6 treat unconverged AMP points the same way: k/n next to a point of
+    k < n converged seeds, an open diamond (with its legend entry) where none converged."""
+    from aimlib.figures import draw
+
+    agg = _agg([0.1, 0.2, 0.3], [0.5, 0.4, 0.3], [2, 1, 0], **attrs)
+    fig_ = draw(fig, {"amp": [agg]})
+    ax = fig_.axes[1] if fig == "fig3" else fig_.axes[0]
+    assert sorted(t.get_text() for t in ax.texts) == ["0/2", "1/2"]
+    (diamond,) = [ln for ln in ax.get_lines() if ln.get_marker() == "D"]
+    assert diamond.get_xdata().tolist() == [0.3]
+    assert "no seed converged: mean of final iterates" in [
+        t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_off_axis_triangles_have_a_legend_entry():
+    from aimlib.figures import draw
+
+    agg = _agg([0.1, 0.2], [1e-6, 0.4], [2, 2], rho=0.5, channel="hardmax", variant="exact")
+    ax = draw("fig1a", {"amp": [agg]}, axes={"yscale": "log", "ylim": [0.03, 1.1]}).axes[0]
+    assert [ln for ln in ax.get_lines() if ln.get_marker() == "v"]
+    assert "mean below the axis" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_neighbouring_rhos_get_distinct_colours():
+    """The widths of a figure are spread over the colormap in their sorted order: 0.2 and 0.3
+    in fig2a's list are as far apart as any two neighbours."""
+    import matplotlib.colors as mcolors
+
+    from aimlib.figures.plots import rho_palette
+
+    rhos = [0.1, 0.2, 0.3, 0.5, 1.0, 2.0]
+    pal = rho_palette(rhos)
+    rgb = [np.array(mcolors.to_rgb(pal[r])) for r in rhos]
+    gaps = [np.linalg.norm(a - b) for a, b in zip(rgb, rgb[1:], strict=False)]
+    assert min(gaps) > 0.15, gaps
+    # and the drawn SE lines of fig2a use them
+    import xarray as xr
+
+    from aimlib.figures import draw
+
+    curves = [xr.Dataset({"error": ("alpha", [0.9, 0.5]), "q": ("alpha", [0.1, 0.5]),
+                          "converged": ("alpha", [1, 1]), "disagree": ("alpha", [0, 0]),
+                          "error_informed": ("alpha", [0.9, 0.5])},
+                         coords={"alpha": [0.05, 0.1], "alpha_bar": ("alpha", [0.2, 0.4])},
+                         attrs={"rho": r, "T": 2, "channel": "softmax", "variant": "exact"})
+              for r in rhos]
+    ax = draw("fig2a", {"se": curves}).axes[0]
+    drawn = {ln.get_label(): mcolors.to_rgb(ln.get_color()) for ln in ax.get_lines()}
+    for r in rhos:
+        assert np.allclose(drawn[f"$\\rho={r:g}$"], mcolors.to_rgb(pal[r]))
+
+
+def test_fig3_extrapolation_panel_has_a_legend_and_separate_stars():
+    import xarray as xr
+
+    from aimlib.figures import draw
+
+    ds = xr.Dataset(
+        {"gap": (("point", "d"), [[0.1, 0.05], [0.08, 0.04]]),
+         "sem": (("point", "d"), [[0.01, 0.01], [0.01, 0.01]]),
+         "mean": (("point", "d"), [[0.5, 0.45], [0.52, 0.47]]),
+         "se_error": ("point", [0.44, 0.441]), "fit_success": ("point", [True, True]),
+         "slope": ("point", [1.0, 1.0]), "slope_err": ("point", [0.1, 0.1]),
+         "amplitude": ("point", [3.0, 3.0]), "e_inf": ("point", [0.44, 0.442]),
+         "e_inf_err": ("point", [0.01, 0.01]), "e_inf_c": ("point", [3.0, 3.0]),
+         "channel": ("point", ["softmax", "hardmax"]), "alpha": ("point", [0.06, 0.1])},
+        coords={"d": [30, 60]}, attrs={"kind": "amp"})
+    fig = draw("fig3", {"finite_size": [ds]})
+    ax_ext = fig.axes[3]
+    assert ax_ext.get_legend() is not None
+    stars = [ln for ln in ax_ext.get_lines() if ln.get_marker() == "*"]
+    xs = sorted(float(ln.get_xdata()[0]) for ln in stars)
+    assert len(xs) == 2 and xs[1] - xs[0] > 0 and max(xs) <= 0.0
+
+
+def test_fig6_caption_names_its_markers():
+    from aimlib.figures.registry import FIGURES
+
+    shows = FIGURES["fig6"].shows
+    assert "open squares: the density g_out" in shows
+    assert "small open diamonds: no seed converged" in shows

@@ -195,6 +195,11 @@ def test_interrupt_leaves_no_corrupt_cache(root, tmp_path):
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole foreground process group
     out = proc.communicate(timeout=120)[0]
     assert proc.returncode != 0, out[-2000:]
+    # the job stops quietly: status 130, one line in its log, no traceback anywhere
+    assert "Traceback" not in out and "KeyboardInterrupt" not in out, out[-3000:]
+    assert "non-zero exit status 130" in out
+    assert "interrupted (Ctrl-C); nothing was written" in running[0].read_text()
+    assert "the same command resumes where it stopped" in out
     interrupted = wd / "data" / "amp" / "fig1a" / "hardmax_exact" / running[0].name.replace(
         ".log", ".nc")
     assert not interrupted.exists()
@@ -206,25 +211,65 @@ def test_interrupt_leaves_no_corrupt_cache(root, tmp_path):
     assert xr.load_dataset(interrupted)["iterations"].item() > 0
 
 
-@pytest.mark.parametrize("victim", ["data/se/fig1a/hardmax_T2_beta1.0_rho0.5_exact.nc",
-                                    "data/amp/fig1a/hardmax_exact/"
-                                    "T2_beta1.0_rho0.5_d20_alpha1.0.nc"])
-def test_truncated_cache_is_named_then_remade(done, tmp_path, victim):
-    """`truncate -s 100` on a cache: the next run fails with one line naming the file and the
-    fix (no traceback) and moves it aside; the fix remakes it and what uses it."""
+#: One cache of each kind: SE, AMP data, GD data, an aggregate, the finite-size fit.
+VICTIMS = ["data/se/fig1a/hardmax_T2_beta1.0_rho0.5_exact.nc",
+           "data/amp/fig1a/hardmax_exact/T2_beta1.0_rho0.5_d20_alpha1.0.nc",
+           "data/gd/fig2b/softmax_exact/T2_beta1.0_rho0.5_d16_alpha0.1.nc",
+           "data/agg/fig2b/amp_softmax_exact_T2_beta1.0_rho0.5_d20.nc",
+           "data/agg/fig3/finite_size_amp.nc"]
+
+
+def _all_valid(wd):
+    from aimlib.pipeline.io import read_cache
+
+    for p in (wd / "data").rglob("*.nc"):
+        read_cache(p, quarantine=False)  # opens, with its provenance
+
+
+def test_truncated_caches_are_named_and_remade_by_the_same_command(done, tmp_path):
+    """`truncate` on one cache of each kind: the same command names each in one line (no
+    traceback), moves it aside and remakes it and everything made from it; a second run has
+    nothing to do."""
     wd = tmp_path / "wd"
     shutil.copytree(done, wd, symlinks=True)
+    for victim in VICTIMS:
+        with open(wd / victim, "r+b") as fh:
+            fh.truncate(100 if "agg" in victim else 3000)
+    res = _snakemake(wd, "--cores", "2", "--configfile", MINI)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]
+    assert "Traceback" not in out
+    for victim in VICTIMS:
+        assert f"aimlib: corrupt cache {victim}: truncated" in out, out[-3000:]
+        path = wd / victim
+        assert path.with_name(path.name + ".corrupt").exists()
+        assert path.exists()
+    _all_valid(wd)
+    assert planned(wd) == []
+
+
+def test_cache_found_corrupt_by_a_job_is_remade_by_the_same_command(done, tmp_path):
+    """A cache whose length is right but whose content is not (found only when a job opens
+    it): that job fails with one line and moves it aside; the same command again remakes it
+    and everything made from it."""
+    wd = tmp_path / "wd"
+    shutil.copytree(done, wd, symlinks=True)
+    victim = VICTIMS[1]
     path = wd / victim
-    with open(path, "r+b") as fh:
-        fh.truncate(100)
+    size = path.stat().st_size
+    with open(path, "r+b") as fh:  # zero everything past the superblock, keep the length
+        fh.seek(128)
+        fh.write(b"\0" * (size - 128))
     res = _snakemake(wd, "--cores", "2", "--configfile", MINI)
     out = res.stdout + res.stderr
     assert res.returncode != 0
     assert f"aimlib: corrupt cache {victim}: it does not open" in out, out[-3000:]
-    assert "Traceback" not in out
+    assert "the same command again remakes it" in out and "Traceback" not in out
     assert not path.exists() and path.with_name(path.name + ".corrupt").exists()
-    assert f"add `--forcerun {victim}` to your command" in out
-    res = _snakemake(wd, "--cores", "2", "--forcerun", victim, "--configfile", MINI)
+    res = _snakemake(wd, "--cores", "2", "--configfile", MINI)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "results made from missing caches" in res.stderr or "result(s) made from missing" \
+        in res.stderr
     assert xr.load_dataset(path).attrs["code_version"]
+    _all_valid(wd)
     assert planned(wd) == []

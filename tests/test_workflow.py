@@ -198,6 +198,7 @@ def test_quick_preset_end_to_end(workdir):
     # Snakemake's report: every figure with its caption, and the resolved config.
     res = _snakemake(workdir, "--report", "report.html", "--configfile", "config/quick.yaml")
     assert res.returncode == 0, res.stderr[-3000:]
+    assert "Warning" not in res.stdout + res.stderr, res.stderr[-3000:]  # a clean report
     html = (workdir / "report.html").read_text()
     for f in FIGS:
         assert f'"figures/{f}.png"' in html, f

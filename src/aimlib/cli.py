@@ -33,8 +33,17 @@ __all__ = ["build_parser", "main"]
 CHANNELS = tuple(_REGISTRY)
 
 
-class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    pass
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Examples kept as written; ``(default: X)`` after an option's help only where there is a
+    default worth stating: not on required arguments, flags, ``None`` defaults or help text
+    that already says its default."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if (action.required or action.default in (None, False, argparse.SUPPRESS)
+                or "default" in text or not action.option_strings):
+            return text
+        return f"{text} (default: %(default)s)"
 
 
 # ------------------------------------------------------------------------------------- output
@@ -86,7 +95,7 @@ def _open_out(args):
 
 def _cparams(args) -> dict:
     """The channel parameters given on the command line (``--beta``, ``--delta``)."""
-    out = {"beta": args.beta}
+    out = {"beta": getattr(args, "beta", 1.0)}
     if getattr(args, "delta", None) is not None:
         out["delta"] = args.delta
     return out
@@ -126,21 +135,33 @@ def _add_alpha_args(p: argparse.ArgumentParser, required: bool = True) -> None:
                    help="what the --grid values are")
 
 
+def _T_help(names) -> str:
+    """``--T``'s help for the channels ``names``: each one's smallest T (and largest, if any)."""
+    parts = []
+    for c in names:
+        cls = _REGISTRY[c]
+        rng = f"{cls.T_MIN}" if cls.T_MAX == cls.T_MIN else (
+            f"{cls.T_MIN}, at most {cls.T_MAX}" if cls.T_MAX else f"{cls.T_MIN}")
+        parts.append(f"{c} {rng}")
+    return "tokens per sequence (default: the channel's smallest: " + "; ".join(parts) + ")"
+
+
 def _add_model_args(p: argparse.ArgumentParser, channel: bool = True,
                     choices=None) -> None:
+    choices = list(choices or CHANNELS)
     if channel:
-        p.add_argument("channel", choices=CHANNELS, help="output channel")
+        p.add_argument("channel", choices=choices, help="output channel")
     else:
-        choices = list(choices or CHANNELS)
         p.add_argument("--channel", default=choices[0], choices=choices,
                        help="output channel")
     p.add_argument("--rho", type=float, required=True, help="width ratio r / d")
-    p.add_argument("--T", type=int, default=None,
-                   help="tokens per sequence (default: the channel's smallest; hardmax: 2)")
-    p.add_argument("--beta", type=float, default=1.0,
-                   help="softmax inverse temperature (SE does not depend on it)")
-    p.add_argument("--delta", type=float, default=None,
-                   help="gaussian channel: noise variance Delta >= 0 (default 0)")
+    p.add_argument("--T", type=int, default=None, help=_T_help(choices))
+    if any(_REGISTRY[c].PARAM == "beta" for c in choices):
+        p.add_argument("--beta", type=float, default=1.0,
+                       help="softmax inverse temperature (SE does not depend on it)")
+    if any(_REGISTRY[c].PARAM == "delta" for c in choices):
+        p.add_argument("--delta", type=float, default=None,
+                       help="gaussian channel: noise variance Delta >= 0 (default: 0)")
 
 
 def _add_run_args(p: argparse.ArgumentParser) -> None:
@@ -190,7 +211,38 @@ def _cmd_se(args) -> int:
         rows.append(row)
     with _open_out(args) as out:
         _emit(rows, args.format, out)
+    if args.plot:
+        _plot_se(rows, args)
     return 0
+
+
+def _plot_se(rows: list[dict], args) -> None:
+    """``aimlib se ... --plot FILE``: the rows just printed, error against alpha_bar; points that
+    did not converge are drawn hollow and left off the line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = np.array([r["alpha_bar"] for r in rows])
+    y = np.array([r["error"] for r in rows])
+    ok = np.array([r["converged"] for r in rows], dtype=bool)
+    fig, ax = plt.subplots(figsize=(4.5, 3.4), layout="constrained")
+    variant = "" if args.variant == "exact" else f" ({args.variant})"
+    T = f", T = {args.T}" if args.T else ""
+    label = f"SE {args.channel}{variant}, rho = {args.rho:g}{T}"
+    ax.plot(x[ok], y[ok], "-o" if len(x) <= 40 else "-", ms=3, label=label)
+    if (~ok).any():
+        ax.plot(x[~ok], y[~ok], "o", mfc="none", ms=5, label="not converged")
+    ax.set_xlabel(r"$\bar\alpha$")
+    ax.set_ylabel("estimation error")
+    if len(x) > 1 and x.max() / x.min() > 20:
+        ax.set_xscale("log")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    fig.savefig(args.plot, dpi=150)
+    plt.close(fig)
+    print(f"wrote {args.plot}", file=sys.stderr)
 
 
 def _cmd_thresholds(args) -> int:
@@ -198,7 +250,8 @@ def _cmd_thresholds(args) -> int:
 
     rows = []
     for rho in args.rho:
-        rows.append({"quantity": "softmax perfect recovery alpha_bar_c = 2 rho - rho^2 (1 above)",
+        rows.append({"quantity": "softmax perfect recovery alpha_bar_c "
+                                 "(2 rho - rho^2 for rho <= 1, else 1)",
                      "rho": rho, "value": se.softmax_perfect_recovery_threshold(rho)})
     for variant in ("exact", "density"):
         rows.append({"quantity": f"hardmax small-width weak recovery, {variant} g_out",
@@ -282,6 +335,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(the paper's curves); mismatched = the SE of AMP run with that density "
                         "on data from the true model")
     output_args(p, netcdf=True)
+    p.add_argument("--plot", metavar="FILE",
+                   help="also draw the curve it prints (error against alpha_bar) into FILE "
+                        "(.png, .pdf, .svg)")
     p.set_defaults(func=_cmd_se)
 
     p = sub.add_parser("thresholds", formatter_class=_Formatter,

@@ -9,6 +9,9 @@ from aimlib.figures.registry import FIGURES, caption as figure_caption
 from aimlib.channels import CHANNELS
 from aimlib.pipeline.io import code_version
 from aimlib.pipeline.jobs import resolved_config
+from aimlib.pipeline import paths
+from aimlib.pipeline.paths import (AGG_PATH, FINITE_SIZE_PATH, SE_PATH, SMALL_WIDTH_PATH,
+                                   data_path)
 
 cfg.check(config)
 PLAN = cfg.plan(config)
@@ -46,12 +49,11 @@ wildcard_constraints:
 # ---------------------------------------------------------------------------------------------
 # state evolution
 # ---------------------------------------------------------------------------------------------
-SE_PATH = "data/se/{experiment}/{channel}_T{T}_{cpar}_rho{rho}_{variant}.nc"
-SMALL_WIDTH_PATH = "data/se/{experiment}/small_width_{variant}.nc"
+# SE_PATH, SMALL_WIDTH_PATH and the other file names: aimlib.pipeline.paths
 
 
 def se_files(experiment):
-    return [SE_PATH.format(**j.wildcards) for j in PLAN.se_for(experiment)]
+    return paths.se_files(PLAN, experiment)
 
 
 def se_params(wildcards):
@@ -70,18 +72,8 @@ def small_width_params(wildcards):
 # algorithms (aimlib.algorithms.ALGORITHMS): one data job per alpha of a group, one aggregate
 # per group and aggregate kind (GD has two: gd, agd)
 # ---------------------------------------------------------------------------------------------
-DATA_PATH = ("data/{algorithm}/{experiment}/{channel}_{variant}/"
-             "T{T}_{cpar}_rho{rho}_d{d}_alpha{alpha}.nc")
-AGG_PATH = "data/agg/{experiment}/{kind}_{channel}_{variant}_T{T}_{cpar}_rho{rho}_d{d}.nc"
-
-
 wildcard_constraints:
     kind="|".join(aggregate_kinds()),
-
-
-def data_path(algorithm):
-    """The data files of an algorithm (its name fixed, the point's wildcards left)."""
-    return DATA_PATH.replace("{algorithm}", algorithm)
 
 
 def agg_path(algorithm):
@@ -93,16 +85,14 @@ def agg_path(algorithm):
 def agg_files(experiment, kind):
     """The aggregate files of one kind (``amp``, ``gd``, ``agd``, ``spectral``) of an
     experiment."""
-    stage = algorithm_of_kind(kind).name
-    return [AGG_PATH.format(kind=kind, **g.wildcards) for g in PLAN.groups(stage, experiment)]
+    return paths.agg_files(PLAN, experiment, kind)
 
 
 def agg_inputs(stage):
     """Input function of an aggregate: the group's data files, one per alpha."""
 
     def get(wildcards):
-        g = PLAN.group(stage, wildcards)
-        return [data_path(stage).format(alpha=cfg.ffmt(a), **g.wildcards) for a in g.alphas]
+        return paths.group_data_files(PLAN.group(stage, wildcards))
 
     return get
 
@@ -121,16 +111,12 @@ def group_params(stage):
 # ---------------------------------------------------------------------------------------------
 # finite size: gaps to SE against d, for AMP and AGD
 # ---------------------------------------------------------------------------------------------
-FINITE_SIZE_PATH = "data/agg/{experiment}/finite_size_{method}.nc"
-
-
 wildcard_constraints:
     method="|".join(cfg.FINITE_SIZE_KINDS),
 
 
 def finite_size_inputs(wildcards):
-    return {"se": se_files(wildcards.experiment),
-            "agg": agg_files(wildcards.experiment, wildcards.method)}
+    return paths.finite_size_inputs(PLAN, wildcards.experiment, wildcards.method)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -144,17 +130,7 @@ def figure_targets():
 
 def figure_inputs(wildcards):
     """Named inputs of a figure: the cached inputs its registry entry asks for."""
-    fig = wildcards.fig
-    small = PLAN.small_width(fig)
-    available = {
-        "se": lambda: se_files(fig),
-        **{kind: (lambda kind=kind: agg_files(fig, kind)) for kind in aggregate_kinds()},
-        "finite_size": lambda: [FINITE_SIZE_PATH.format(experiment=fig, method=m)
-                                for m in PLAN.finite_size_methods(fig)],
-        "small_width": lambda: ([SMALL_WIDTH_PATH.format(experiment=fig, variant=small["variant"])]
-                                if small else []),
-    }
-    return {k: available[k]() for k in FIGURES[fig].inputs}
+    return paths.figure_inputs(PLAN, wildcards.fig, FIGURES)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from aimlib.pipeline.jobs import job_log, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
-with job_log(sm.log[0], threads=sm.threads) as log:
+with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     alg = ALGORITHMS[sm.params.algorithm]
     kind = sm.wildcards.kind
     runs = [read_cache(p) for p in sm.input]

@@ -7,6 +7,6 @@ from aimlib.pipeline.jobs import job_log
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
-with job_log(sm.log[0], threads=sm.threads) as log:
+with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     atomic_write_text(sm.output[0], yaml.safe_dump(dict(sm.params.config), sort_keys=False))
     log.info("wrote %s", sm.output[0])

@@ -6,7 +6,7 @@ from aimlib.pipeline.jobs import job_log
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
-with job_log(sm.log[0], threads=sm.threads) as log:
+with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     inputs = {kind: [read_cache(p) for p in sm.input[kind]] for kind in sm.input.keys()}
     fig = figures.draw(sm.wildcards.fig, inputs, axes=sm.params.axes, style=sm.params.style)
     figures.save(fig, [sm.output.pdf, sm.output.png],

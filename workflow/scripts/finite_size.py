@@ -6,7 +6,7 @@ from aimlib.pipeline.jobs import job_log, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
-with job_log(sm.log[0], threads=sm.threads) as log:
+with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     curves = [read_cache(p) for p in sm.input.se]
     aggs = [read_cache(p) for p in sm.input.agg]
     ds = gap_dataset(curves, aggs, sm.params.gap, kind=sm.wildcards.method)

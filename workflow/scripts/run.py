@@ -15,7 +15,7 @@ from aimlib.pipeline.jobs import job_log, progress_callback, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
-with job_log(sm.log[0], threads=sm.threads) as log:
+with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     w = sm.wildcards
     alg = ALGORITHMS[sm.params.algorithm]
     job = sm.params.job

@@ -6,7 +6,7 @@ from aimlib.theory import mismatched, state_evolution
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
-with job_log(sm.log[0], threads=sm.threads) as log:
+with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     w = sm.wildcards
     p = sm.params.se
     log.info("SE %s T=%s %s rho=%s variant=%s on %d alphas", w.channel, w.T, w.cpar, w.rho,

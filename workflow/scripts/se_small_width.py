@@ -6,7 +6,7 @@ from aimlib.theory import state_evolution
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
-with job_log(sm.log[0], threads=sm.threads) as log:
+with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     p = sm.params.se
     ds = state_evolution.small_width_curve(p["alpha_bars"], variant=sm.wildcards.variant,
                                            tol=p["tol"])

@@ -51,7 +51,7 @@ import xarray as xr
 from aimlib import prior
 from aimlib.channels import channel_class, make_channel, pair_weights
 from aimlib.core.options import AMP_MIN_D_PER_T, CHUNK, TOKEN_BUDGET, AMPOptions
-from aimlib.core.progress import open_bar
+from aimlib.core.progress import close_bar, open_bar
 from aimlib.model import TeacherData, attention_indices, generate, mix_tokens
 
 __all__ = ["AMPResult", "run", "run_point", "output_pass"]
@@ -561,15 +561,17 @@ def run(
             bar.update(1)
             bar.set_postfix(error=f"{err:.4g}", step=f"{step:.2g}", refresh=False)
 
+    reason = None
     try:
-        return _run(data, ops, damp, float(damping), tol, budget, max_restarts, progress,
-                    general)
+        res = _run(data, ops, damp, float(damping), tol, budget, max_restarts, progress,
+                   general)
+        reason = res.stop_reason
+        return res
     except Exception as exc:
         _raise_out_of_memory(backend, data, tokens, exc)
         raise
     finally:
-        if bar is not None:
-            bar.close()
+        close_bar(bar, reason)
 
 
 def _raise_out_of_memory(backend: str, data, tokens, exc: BaseException) -> None:

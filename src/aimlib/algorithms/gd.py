@@ -23,7 +23,7 @@ import numpy as np
 
 from aimlib.channels import CHANNELS, Channel, Softmax, channel_class
 from aimlib.core.options import GDOptions
-from aimlib.core.progress import open_bar
+from aimlib.core.progress import close_bar, open_bar
 from aimlib.model import TeacherData, estimation_error, generate
 
 __all__ = ["GDResult", "STOP_REASONS", "checkpoint_steps", "loss_and_grad", "run", "run_point",
@@ -353,10 +353,12 @@ def run(
                         f"GiB besides the tokens ({X.nbytes / 2**30:.2f} GiB); set a smaller "
                         f"memory_budget") from exc
                 raise
-    finally:
-        if bar is not None:
-            bar.close()
-    return state.result(data, steps)
+    except BaseException:
+        close_bar(bar)
+        raise
+    res = state.result(data, steps)
+    close_bar(bar, res.stop_reason)
+    return res
 
 
 @dataclass

@@ -27,3 +27,16 @@ def open_bar(progress: bool | Callable | None, total: int, desc: str, unit: str)
     if callable(progress):
         return None
     raise TypeError(f"progress must be None, a bool or a callable, got {progress!r}")
+
+
+def close_bar(bar, reason: str | None = None) -> None:
+    """Close a bar at the step the run ended on, not at its budget: the total becomes the
+    steps done (a run that converged after 37 of 500 iterations reads ``37/37``) and the
+    postfix says why it stopped."""
+    if bar is None:
+        return
+    if reason is not None:
+        bar.total = bar.n
+        bar.set_postfix_str(f"stopped: {reason}", refresh=False)
+        bar.refresh()
+    bar.close()

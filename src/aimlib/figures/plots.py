@@ -56,16 +56,41 @@ def _style(style: Mapping | None) -> dict:
 
 
 def rho_color(rho: float, style: Mapping | None = None):
-    """Colour of width ``rho``: position of ``log rho`` in ``style['rho_range']`` on the colormap.
+    """Colour of width ``rho``.
 
-    ``rho = inf`` (the infinite-width line) is black.
+    Inside a figure, the widths it draws are spread evenly over the colormap in their sorted
+    order (:func:`rho_palette`, set by the figure's wrapper), so that neighbouring values
+    (0.2 and 0.3) get clearly different colours.  Outside one, the position of ``log rho`` in
+    ``style['rho_range']``.  ``rho = inf`` (the infinite-width line) is black.
     """
     s = _style(style)
     if math.isinf(rho):
         return "black"
+    palette = s.get("rho_palette") or {}
+    key = round(float(rho), 9)
+    if key in palette:
+        return palette[key]
     lo, hi = (math.log(v) for v in s["rho_range"])
     t = (math.log(rho) - lo) / (hi - lo)
     return plt.get_cmap(s["cmap"])(0.05 + 0.85 * min(max(t, 0.0), 1.0))
+
+
+def rho_palette(rhos, cmap: str = "viridis") -> dict:
+    """One colour per distinct finite width, evenly spaced over ``cmap`` in sorted order (from
+    0.0 to 0.9 of the map: viridis' yellow end is hard to see on white)."""
+    vals = sorted({round(float(r), 9) for r in rhos if np.isfinite(float(r))})
+    cm = plt.get_cmap(cmap)
+    return {v: cm(0.9 * i / max(len(vals) - 1, 1)) for i, v in enumerate(vals)}
+
+
+def _figure_rhos(inputs) -> list[float]:
+    """Every width the inputs of a figure carry (their ``rho`` attribute)."""
+    out = []
+    for sets in (inputs or {}).values():
+        for ds in sets:
+            if "rho" in getattr(ds, "attrs", {}):
+                out.append(float(ds.attrs["rho"]))
+    return out
 
 
 #: Distinct colours for T = 1, 2, ..., 6 (matplotlib's tab10: brown, blue, orange, green, red,
@@ -114,6 +139,9 @@ def _styled(draw_fn):
     @functools.wraps(draw_fn)
     def wrapper(inputs, *, axes=None, style=None):
         rc = _rc(_style(style))
+        # the figure's own widths, spread over the colormap (rho_color)
+        style = {**(style or {}),
+                 "rho_palette": rho_palette(_figure_rhos(inputs), _style(style)["cmap"])}
         with plt.rc_context(rc):
             fig = draw_fn(inputs, axes=axes, style=style)
         fig.aimlib_rc = rc  # save() renders under the same settings (mathtext is drawn late)
@@ -145,6 +173,43 @@ def _off_axis(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=None
             if sel.any():
                 ax.plot(xs[sel], np.full(sel.sum(), y), shape, color=color,
                         ms=style["marker_size"] + 1, ls="none", clip_on=False)
+                _mark(ax, "below" if shape == "v" else "above")
+
+
+#: Legend entries of the marker kinds a figure may draw besides its data series: drawn in
+#: grey, added by :func:`_legend` for the kinds an axis shows.
+MARKER_KINDS = {
+    "below": (dict(marker="v", ls="none", color="0.35"), "mean below the axis"),
+    "above": (dict(marker="^", ls="none", color="0.35"), "mean above the axis"),
+    "none_converged": (dict(marker="D", ls="none", color="0.35", mfc="white", ms=4),
+                       "no seed converged: mean of final iterates"),
+    "counts": (dict(marker="$k/n$", ls="none", color="0.35", ms=14),
+               "k of n seeds converged (mean over k)"),
+    "one_seed": (dict(marker="o", ls="none", color="0.35", mfc="white"),
+                 "one seed: no error bar"),
+}
+
+
+def _mark(ax, kind: str) -> None:
+    """Note that ``ax`` shows a marker kind of :data:`MARKER_KINDS` (for its legend)."""
+    if not hasattr(ax, "aimlib_kinds"):
+        ax.aimlib_kinds = []
+    if kind not in ax.aimlib_kinds:
+        ax.aimlib_kinds.append(kind)
+
+
+def _legend(ax, **kw):
+    """``ax.legend`` with an entry for every marker kind the axis shows (:func:`_mark`)."""
+    from matplotlib.lines import Line2D
+
+    handles, labels = ax.get_legend_handles_labels()
+    for kind in getattr(ax, "aimlib_kinds", []):
+        props, text = MARKER_KINDS[kind]
+        handles.append(Line2D([], [], **props))
+        labels.append(text)
+    if handles:
+        return ax.legend(handles, labels, **kw)
+    return None
 
 
 def _axes(ax, axes: Mapping | None):
@@ -197,37 +262,40 @@ def _se_lines(ax, curves: Sequence[xr.Dataset], x: str, style: dict, label_fmt=N
 
 
 def _amp_markers(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=None,
-                 marker="o", label=None, filled=False, counts=False):
+                 marker="o", label=None, filled=False):
     """Mean +- std over converged seeds; ``label`` may be a string or a function of the dataset.
 
-    ``counts``: write ``converged/runs`` next to every point where not all seeds converged, and
-    draw a point where none did as a small open diamond at the mean of its final iterates
-    (labelled once), so that the figure shows how many seeds each marker averages."""
-    unconverged_label = "AMP: no seed converged (final iterates)"
+    Every figure treats unconverged runs the same way: ``k/n`` is written next to a point where
+    only ``k`` of its ``n`` seeds converged (the mean is over those ``k``); a point from one
+    seed has no error bar (a spread of one value is not zero); a point where no seed converged
+    is a small open diamond at the mean of its final iterates.  Each kind gets a legend entry
+    (:func:`_legend`)."""
     for agg in aggs:
         rho = float(agg.attrs["rho"])
         color = color_of(agg) if color_of else rho_color(rho, style)
         xs = agg[x].values
         lab = label(agg) if callable(label) else label
-        ax.errorbar(xs, agg["mean"].values, yerr=agg["std"].values, fmt=marker, color=color,
+        conv, runs = agg["n_converged"].values, agg["n_runs"].values
+        yerr = np.where(conv >= 2, agg["std"].values, np.nan)
+        ax.errorbar(xs, agg["mean"].values, yerr=yerr, fmt=marker, color=color,
                     ms=style["marker_size"], mfc=color if filled else "white",
                     mew=1.0, elinewidth=0.8, capsize=1.5, ls="none", label=lab)
         if not callable(label):
             label = None
-        if not counts:
-            continue
-        conv, runs = agg["n_converged"].values, agg["n_runs"].values
+        if ((conv == 1) & (runs >= 1)).any():
+            _mark(ax, "one_seed")
         mean_all = agg["mean_all"].values
         for xv, m, ma, k, n in zip(xs, agg["mean"].values, mean_all, conv, runs, strict=True):
             y = m if k > 0 else ma
             if k < n and np.isfinite(y):
                 ax.annotate(f"{k}/{n}", xy=(xv, y), xytext=(3, 3), textcoords="offset points",
                             fontsize=style["font_size"] - 4, color=color)
+                _mark(ax, "counts")
         none = (conv == 0) & np.isfinite(mean_all)
         if none.any():
             ax.plot(xs[none], mean_all[none], "D", color=color, ms=0.8 * style["marker_size"],
-                    mfc="white", mew=0.7, ls="none", label=unconverged_label)
-            unconverged_label = None
+                    mfc="white", mew=0.7, ls="none")
+            _mark(ax, "none_converged")
 
 
 def _spectral(ax, aggs: Sequence[xr.Dataset], curves: Sequence[xr.Dataset], x: str,
@@ -283,14 +351,14 @@ def fig1a(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None 
     curves = _paper_curves(ax, curves, "alpha", s)
     _se_lines(ax, curves, "alpha", s)
     if amp:
-        _amp_markers(ax, amp, "alpha", s, label="AMP", counts=True)
+        _amp_markers(ax, amp, "alpha", s, label="AMP")
     _spectral(ax, spectral, curves, "alpha", s)
     _axes(ax, axes)
     _off_axis(ax, [*amp, *spectral], "alpha", s)
     ax.set_xlabel(r"$\alpha = n/d^2$")
     ax.set_ylabel(r"estimation error $\frac{1}{d}\|\hat S - S^*\|_F^2$")
     ax.set_title(r"hardmax, $T=2$: Bayes-optimal error (SE)" + (" and AMP" if amp else ""))
-    ax.legend(loc="lower left", frameon=False)
+    _legend(ax, loc="lower left", frameon=False)
     return fig
 
 
@@ -313,7 +381,7 @@ def fig1b(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None 
     ax.set_xlabel(r"$\bar\alpha = \alpha/\rho$")
     ax.set_ylabel("estimation error (SE)")
     ax.set_title(r"hardmax, $T=2$: SE against $\bar\alpha$, and $\rho \to 0$")
-    ax.legend(loc="upper right", frameon=False, ncol=2)
+    _legend(ax, loc="upper right", frameon=False, ncol=2)
     return fig
 
 
@@ -334,7 +402,7 @@ def fig2a(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None 
     ax.set_xlabel(r"$\alpha = n/d^2$")
     ax.set_ylabel("estimation error (SE)")
     ax.set_title(rf"softmax, $T={T}$: Bayes-optimal error")
-    ax.legend(loc="upper right", frameon=False)
+    _legend(ax, loc="upper right", frameon=False)
     return fig
 
 
@@ -358,7 +426,7 @@ def fig5(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     ax.set_xlabel(r"$\bar\alpha = \alpha\,(T^2+T-2)$")
     ax.set_ylabel("estimation error (SE)")
     ax.set_title(rf"softmax, $\rho={_fmt_rho(rho)}$: all $T$ collapse in $\bar\alpha$")
-    ax.legend(loc="upper right", frameon=False)
+    _legend(ax, loc="upper right", frameon=False)
     return fig
 
 
@@ -397,7 +465,7 @@ def fig2b(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None 
     ax.set_xlabel(r"$\bar\alpha = \alpha\,(T^2+T-2)$")
     ax.set_ylabel("estimation error")
     ax.set_title(rf"softmax, $\rho={_fmt_rho(rho)}$: SE, AMP" + (", GD, AGD" if gd else ""))
-    ax.legend(loc="lower left", frameon=False, ncol=2, fontsize=s["font_size"] - 2)
+    _legend(ax, loc="lower left", frameon=False, ncol=2, fontsize=s["font_size"] - 2)
     return fig
 
 
@@ -420,7 +488,7 @@ def fig4(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     ax.set_xlabel(r"$\bar\alpha = \alpha\,(T^2+T-2)$")
     ax.set_ylabel("estimation error")
     ax.set_title(rf"softmax, $T={T}$, $\rho={_fmt_rho(rho)}$: SE is $\beta$-free")
-    ax.legend(loc="lower left", frameon=False, ncol=2 if gd else 1,
+    _legend(ax, loc="lower left", frameon=False, ncol=2 if gd else 1,
               fontsize=s["font_size"] - 2)
     return fig
 
@@ -431,8 +499,8 @@ def fig6(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     density g_out (assuming the Nishimori identities), the state evolution of AMP actually run
     with the density g_out (mismatched), and AMP with each g_out.
 
-    AMP markers are means over converged seeds; a point where no seed converged is drawn as an
-    open diamond at the mean (and spread) of its runs' reported iterates, labelled as such.
+    AMP markers are means over converged seeds (filled circles: exact g_out; open squares:
+    density g_out); unconverged runs are drawn as in every figure (:func:`_amp_markers`).
     """
     curves, amp = _inputs(inputs, "se", "amp")
     s = _style(style)
@@ -452,19 +520,13 @@ def fig6(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
         _amp_markers(ax, [agg], "alpha", s, color_of=lambda a, v=v: col[v],
                      marker="o" if v == "exact" else "s", filled=(v == "exact"),
                      label=rf"AMP ($d={agg.attrs['d']}$), {name[v]}")
-        none = agg["n_converged"].values == 0
-        if none.any():
-            ax.errorbar(agg["alpha"].values[none], agg["mean_all"].values[none],
-                        yerr=agg["std_all"].values[none], fmt="D", color=col[v],
-                        ms=0.8 * s["marker_size"], mfc="white", mew=0.8, elinewidth=0.6,
-                        capsize=1.0, ls="none", label=f"AMP, {name[v]}: not converged")
     _axes(ax, axes)
     _off_axis(ax, amp, "alpha", s, color_of=lambda a: col[a.attrs["variant"]])
     rho = float(curves[0].attrs["rho"]) if curves else float("nan")
     ax.set_xlabel(r"$\alpha = n/d^2$")
     ax.set_ylabel("estimation error")
     ax.set_title(rf"hardmax, $T=2$, $\rho={_fmt_rho(rho)}$: exact vs published $g_{{out}}$")
-    ax.legend(loc="lower left", frameon=False, fontsize=s["font_size"] - 2)
+    _legend(ax, loc="lower left", frameon=False, fontsize=s["font_size"] - 2)
     return fig
 
 
@@ -524,7 +586,7 @@ def fig7(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     ax.set_xlabel(r"$\alpha = n/d^2$")
     ax.set_ylabel("estimation error")
     ax.set_title(r"(a) hardmax, $T=2$: error against $\alpha$")
-    ax.legend(loc="lower left", frameon=False, fontsize=s["font_size"] - 3)
+    _legend(ax, loc="lower left", frameon=False, fontsize=s["font_size"] - 3)
     bx.set_xscale("log")
     bx.set_yscale("log")
     if axes and axes.get("xlim"):
@@ -579,7 +641,7 @@ def fig8(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
         ax.set_xlabel(r"$\alpha = n/d^2$")
         ax.set_ylabel(r"test error $\mathbb{E}\|y(X;S^*) - \hat y\|_F^2$")
         ax.set_title(rf"{ch}, $T=2$: test error on fresh samples")
-        ax.legend(loc="lower left", frameon=False, fontsize=s["font_size"] - 3)
+        _legend(ax, loc="lower left", frameon=False, fontsize=s["font_size"] - 3)
     return fig
 
 
@@ -621,11 +683,6 @@ def _fig3_alpha_panel(ax, channel, tag, curves, amp, agd, s, dcol) -> None:
     mine = sorted((a for a in amp if a.attrs["channel"] == channel),
                   key=lambda a: int(a.attrs["d"]))
     _amp_markers(ax, mine, "alpha", s, color_of=dcol, label=lambda a: rf"AMP $d={a.attrs['d']}$")
-    for a in mine:
-        none = (a["n_converged"].values == 0) & np.isfinite(a["mean_all"].values)
-        if none.any():
-            ax.plot(a["alpha"].values[none], a["mean_all"].values[none], "d", color=dcol(a),
-                    mfc="none", ms=s["marker_size"], ls="none")
     for g in sorted((a for a in agd if a.attrs["channel"] == channel),
                     key=lambda a: int(a.attrs["d"])):
         ax.plot(g["alpha"].values, g["mean"].values, "x", color=dcol(g),
@@ -637,8 +694,11 @@ def _fig3_alpha_panel(ax, channel, tag, curves, amp, agd, s, dcol) -> None:
     ax.set_xlabel(r"$\alpha = n/d^2$")
     ax.set_ylabel("estimation error")
     ax.set_title(rf"{tag} {channel}, $T=2$, $\rho={_fmt_rho(rho)}$")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="lower left", frameon=False, ncol=2)
+    _legend(ax, loc="lower left", frameon=False, ncol=2)
+
+
+#: Horizontal spacing of the d -> infinity values of fig3 (d), left of 1/d = 0.
+EXT_STEP = 0.0012
 
 
 def _fig3_gap_panels(ax_gap, ax_ext, finite_size, s) -> None:
@@ -670,7 +730,10 @@ def _fig3_gap_panels(ax_gap, ax_ext, finite_size, s) -> None:
             d_seen.update(int(v) for v in d[ok])
             ax_gap.errorbar(1.0 / d[ok], np.abs(gap[ok]), yerr=sem[ok], label=label, **mk)
             ax_ext.errorbar(1.0 / d[ok], mean[ok], yerr=sem[ok], **mk)
-            ax_ext.plot([0.0], [float(p["se_error"])], "*", color=color, ms=10, mec="black",
+            # each point's d -> infinity values sit just left of 1/d = 0, side by side, so that
+            # points with close SE errors do not hide each other
+            x0 = -EXT_STEP * k
+            ax_ext.plot([x0], [float(p["se_error"])], "*", color=color, ms=10, mec="black",
                         mew=0.5, zorder=6)
             if not fitted:
                 continue
@@ -681,7 +744,8 @@ def _fig3_gap_panels(ax_gap, ax_ext, finite_size, s) -> None:
             if np.isfinite(e_inf):
                 xd = np.geomspace(d[ok].min(), 1e7, 200)
                 ax_ext.plot(1.0 / xd, e_inf + c * xd ** (-slope), color=color, lw=1.0, ls="--")
-                ax_ext.errorbar([0.0], [e_inf], yerr=[e_err], fmt="_", color=color, ms=12,
+                ax_ext.plot([x0, 0.0], [e_inf, e_inf], color=color, lw=0.6, ls=":")
+                ax_ext.errorbar([x0], [e_inf], yerr=[e_err], fmt="_", color=color, ms=12,
                                 capsize=3, mew=1.5)
     ax_gap.set_xscale("log")
     ax_gap.set_yscale("log")
@@ -694,11 +758,21 @@ def _fig3_gap_panels(ax_gap, ax_ext, finite_size, s) -> None:
     ax_gap.set_xlabel(r"$1/d$")
     ax_gap.set_ylabel(r"$|\,\overline{E}_d - E_{SE}\,|$")
     ax_gap.set_title(r"(c) gap to SE; fit $A\,d^{-k}$ ($k$ $\pm$ 1 s.e.)")
-    ax_gap.legend(loc="best", frameon=False, fontsize=s["font_size"] - 3)
-    ax_ext.set_xlim(left=-0.002)
+    _legend(ax_gap, loc="best", frameon=False, fontsize=s["font_size"] - 3)
+    ax_ext.set_xlim(left=-EXT_STEP * (k + 1))
     ax_ext.set_ylim(0.0, 1.1)
     ax_ext.grid(True, which="major", alpha=0.25)
-    ax_ext.set_xlabel(r"$1/d$")
+    ax_ext.axvline(0.0, color="0.6", lw=0.6)
+    from matplotlib.lines import Line2D
+
+    ax_ext.legend([Line2D([], [], marker="o", ls="none", color="0.35"),
+                   Line2D([], [], marker="*", ls="none", color="0.35", mec="black", ms=10),
+                   Line2D([], [], color="0.35", ls="--"),
+                   Line2D([], [], marker="_", ls="none", color="0.35", ms=12, mew=1.5)],
+                  [r"mean error at $d$ (colours as in (c))", r"SE ($d\to\infty$)",
+                   r"fit $E_\infty + c\,d^{-k}$", r"$E_\infty \pm$ 1 s.e."],
+                  loc="upper right", frameon=False, fontsize=s["font_size"] - 3)
+    ax_ext.set_xlabel(r"$1/d$ (left of 0: the $d\to\infty$ values of each point)")
     ax_ext.set_ylabel(r"mean error $\overline{E}_d$")
     ax_ext.set_title(r"(d) $E_\infty + c\,d^{-k}$ at $1/d=0$ (bar) vs SE ($\star$)")
 
@@ -811,7 +885,7 @@ def fig_steps(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | N
         ax.set_ylabel("estimation error")
         rho = float((gd or agd)[0].attrs["rho"]) if (gd or agd) else float("nan")
         ax.set_title(rf"softmax, $T={T}$, $\rho={_fmt_rho(rho)}$: error against steps")
-        ax.legend(loc="lower left", frameon=False, fontsize=s["font_size"] - 3, ncol=2)
+        _legend(ax, loc="lower left", frameon=False, fontsize=s["font_size"] - 3, ncol=2)
     return fig
 
 

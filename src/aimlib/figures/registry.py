@@ -105,7 +105,10 @@ FIGURES: dict[str, FigureSpec] = {spec.name: spec for spec in (
         shows="Hardmax, T = 2: SE with the exact output function, SE with the published density "
               "as the paper computes it (dashed), the state evolution of AMP run with the "
               "density on data from the true model (mismatched, dotted), and AMP run with each "
-              "output function (open markers: no seed converged).",
+              "output function (filled circles: exact g_out; open squares: the density g_out; "
+              "both means over the converged seeds, with k/n written where only k of n seeds "
+              "converged; small open diamonds: no seed converged, at the mean of the final "
+              "iterates).",
         corrections="This figure is the correction: the paper's hardmax curves are the dashed "
                     "one; the Bayes-optimal error is the solid one."),
     FigureSpec(

@@ -181,9 +181,7 @@ def schema(schema_path) -> dict:
     for c in names:
         gap["properties"][c] = {"type": "array", "minItems": 1,
                                 "items": {"$ref": "#/$defs/positive"}}
-    t_min = min(cls.T_MIN for cls in CHANNELS.values())
-    defs["T"]["oneOf"][0]["minimum"] = t_min
-    defs["T"]["oneOf"][1]["items"]["minimum"] = t_min
+    # T has no schema minimum: each channel's own rule (check) names its smallest T
     for cls in CHANNELS.values():
         if cls.PARAM:
             entry = {"$ref": "#/$defs/number_list",
@@ -226,6 +224,60 @@ def fill_defaults(config: dict) -> dict:
     return config
 
 
+def _walk(err):
+    """An error and every error of its ``context`` (the branches of a oneOf/anyOf)."""
+    yield err
+    for sub in err.context or ():
+        yield from _walk(sub)
+
+
+def _allowed_keys(node: dict, root: dict, seen=None) -> set[str] | None:
+    """The property names a schema node accepts (its ``properties``, those of the schemas it
+    combines through ``allOf``/``$ref``); ``None`` if it accepts any name."""
+    seen = set() if seen is None else seen
+    if "$ref" in node:
+        ref = node["$ref"]
+        if ref in seen:
+            return set()
+        seen.add(ref)
+        target = root
+        for part in ref.removeprefix("#/").split("/"):
+            target = target[part]
+        return _allowed_keys(target, root, seen)
+    if node.get("additionalProperties") not in (None, False):
+        return None
+    keys = set(node.get("properties", {}))
+    for sub in node.get("allOf", []):
+        more = _allowed_keys(sub, root, seen)
+        if more is None:
+            return None
+        keys |= more
+    return keys
+
+
+def _unknown_key(err, root: dict) -> str | None:
+    """For an "unexpected property" error, one line naming the unknown key(s) alone, each with
+    the closest valid key; ``None`` for any other error (or if every key is a valid one)."""
+    import difflib
+
+    if err.validator not in ("additionalProperties", "unevaluatedProperties") or \
+            not isinstance(err.instance, dict):
+        return None
+    allowed = _allowed_keys(err.schema, root)
+    if allowed is None:
+        return None
+    unknown = [k for k in err.instance if k not in allowed]
+    if not unknown:
+        return None
+    where = _key_path(err.absolute_path)
+    parts = []
+    for k in unknown:
+        close = difflib.get_close_matches(str(k), sorted(allowed), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        parts.append(f"{where + '.' if err.absolute_path else ''}{k}: unknown key{hint}")
+    return "; ".join(parts) + f". Valid keys here: {', '.join(sorted(allowed))}"
+
+
 def check_schema(config: dict, schema_path) -> None:
     """Validate ``config`` against :func:`schema`; on failure raise :class:`ConfigError` with
     one line: the key, its value and the rule it breaks (the most specific of jsonschema's
@@ -233,10 +285,18 @@ def check_schema(config: dict, schema_path) -> None:
     import jsonschema
     from jsonschema.exceptions import best_match
 
-    validator = jsonschema.Draft202012Validator(schema(schema_path))
+    sch = schema(schema_path)
+    validator = jsonschema.Draft202012Validator(sch)
     errors = list(validator.iter_errors(config))
     if not errors:
         return
+    # An unknown key first, alone, with the closest valid key: a misspelt key also makes its
+    # block fail other rules (a required key missing, so none of its keys counts as evaluated).
+    for e in sorted(errors, key=lambda e: -len(e.absolute_path)):
+        for sub in _walk(e):
+            msg = _unknown_key(sub, sch)
+            if msg:
+                raise ConfigError(msg)
     # The deepest error names the offending key (a block's "unevaluated properties" error is
     # only the echo of a failure inside it).
     deepest = max(len(e.absolute_path) for e in errors)

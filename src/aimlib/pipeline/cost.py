@@ -1,7 +1,11 @@
-"""What a configuration costs from an empty cache: jobs and CPU-hours per figure, and each data
-job's request, from the job plan (:mod:`aimlib.config`) and the algorithm registry's per-run
-models (:mod:`aimlib.algorithms`, :mod:`aimlib.resources`).  The Snakefile prints
-:func:`estimate` before the first job and the workflow's resource requests come from
+"""What a configuration costs: jobs and CPU-hours per figure, and each data job's request,
+from the job plan (:mod:`aimlib.config`) and the algorithm registry's per-run models
+(:mod:`aimlib.algorithms`, :mod:`aimlib.resources`).
+
+:func:`planned_jobs` lists every job of a configuration with its output file and its expected
+seconds; :func:`estimate` adds them up, over every job or over the jobs of one run (those whose
+outputs Snakemake's DAG will write, or, in a dry run, those whose outputs are missing).  The
+Snakefile prints it before the first job; the workflow's resource requests come from
 :func:`data_job`.
 """
 
@@ -11,12 +15,15 @@ from dataclasses import dataclass
 
 from aimlib.algorithms.resources import Resources
 
-__all__ = ["CostEstimate", "estimate", "data_job", "JOB_STARTUP_SECONDS", "SE_POINT_SECONDS"]
+__all__ = ["CostEstimate", "PlannedJob", "estimate", "planned_jobs", "missing_cost",
+           "snakemake_mode", "data_job",
+           "JOB_STARTUP_SECONDS", "SE_POINT_SECONDS"]
 
 #: Seconds of start-up per job (interpreter, imports, numba cache loading), measured.
 JOB_STARTUP_SECONDS = 2.0
 #: Seconds of one SE fixed point (``benchmarks/README.md``: a 128-point curve in about 0.4 s).
 SE_POINT_SECONDS = 0.004
+
 
 def data_job(group, alpha: float, opts: dict, *, attempt: int = 1) -> Resources:
     """Request of one data job of the plan: ``group`` (:class:`aimlib.config.Group`, whose
@@ -30,8 +37,26 @@ def data_job(group, alpha: float, opts: dict, *, attempt: int = 1) -> Resources:
 
 
 @dataclass(frozen=True)
+class PlannedJob:
+    """One job of the plan: the file it writes, the figure (experiment) it belongs to, the
+    stage it is counted in (``SE``, an algorithm's label, ``figure`` ...), and its expected
+    seconds besides start-up (GPU-seconds where ``gpu``)."""
+
+    output: str
+    experiment: str | None
+    stage: str
+    seconds: float = 0.0
+    gpu: bool = False
+    #: The files it reads (the rule's inputs): a data job and an SE curve read none.
+    inputs: tuple[str, ...] = ()
+    #: Its other outputs (a figure's PNG).
+    extra_outputs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class CostEstimate:
-    """Estimated cost of a configuration from scratch, per experiment (figure).
+    """Estimated cost of the jobs of a configuration (all of them, or one run's), per
+    experiment (figure).
 
     ``jobs[name]`` and ``cpu_hours[name]`` per experiment, with ``by_stage[name]`` the CPU-hours
     of its SE, AMP and GD stages (start-up included); ``shared_jobs`` counts the jobs that belong
@@ -44,6 +69,12 @@ class CostEstimate:
     shared_jobs: int = 1
     #: GPU-hours per experiment: its runs on a GPU backend (drawing their data counted in).
     gpu_hours: dict | None = None
+    #: What the jobs are: ``"from an empty cache"`` or which jobs of this run.
+    scope: str = "from an empty cache"
+
+    @property
+    def total_jobs(self) -> int:
+        return sum(self.jobs.values()) + self.shared_jobs
 
     def wall_hours(self, cores: int) -> float:
         """Wall time at ``cores`` cores, if every job kept one core busy (a lower bound)."""
@@ -51,66 +82,159 @@ class CostEstimate:
 
     def summary(self, cores: int | None = None) -> str:
         """A few lines for the console: jobs and CPU-hours per figure, total, wall time."""
-        lines = ["aimlib: estimated cost from an empty cache (aimlib.cost.estimate)"]
+        lines = [f"aimlib: estimated cost {self.scope} (aimlib.cost.estimate)"]
         gpu = self.gpu_hours or {}
         for name in self.jobs:
+            if not self.jobs[name]:
+                continue
             stages = ", ".join(f"{k} {v:.2f}" for k, v in self.by_stage[name].items() if v)
             g = f"  {gpu[name]:6.2f} GPU-h" if gpu.get(name) else ""
             lines.append(f"  {name:<9} {self.jobs[name]:>5} jobs  {self.cpu_hours[name]:9.2f} "
                          f"CPU-h{g}  ({stages})")
         total = sum(self.cpu_hours.values())
-        n_jobs = sum(self.jobs.values()) + self.shared_jobs
         g = f"  {sum(gpu.values()):6.2f} GPU-h" if any(gpu.values()) else ""
-        lines.append(f"  {'total':<9} {n_jobs:>5} jobs  {total:9.2f} CPU-h{g}")
+        lines.append(f"  {'total':<9} {self.total_jobs:>5} jobs  {total:9.2f} CPU-h{g}")
         if cores:
             lines.append(f"  wall time at {cores} cores: about {self.wall_hours(cores):.2f} h "
-                         "(SE figures first: fig1b, fig2a, fig5 within minutes)")
+                         "(SE curves and figures first)")
         return "\n".join(lines)
 
 
-def estimate(config: dict) -> CostEstimate:
-    """Expected cost of every job a configuration implies, from an empty cache.
+def planned_jobs(config: dict) -> list[PlannedJob]:
+    """Every job a configuration implies, with its output file and expected seconds.
 
     SE: ``SE_POINT_SECONDS`` per fixed point (two starts); each algorithm's runs from its own
     model (:meth:`aimlib.algorithms.Algorithm.seconds`: AMP at ``EXPECTED_AMP_ITERATIONS``
-    iterations), plus ``JOB_STARTUP_SECONDS`` per job and per aggregate its figure draws.
+    iterations); aggregates, fits, figures and the config record: start-up only
+    (``JOB_STARTUP_SECONDS`` per job is added by :func:`estimate`).  A figure counts once (its
+    PDF), every experiment has one, as the figure rule writes it.
     """
     from aimlib.algorithms import ALGORITHMS
     from aimlib.figures.registry import FIGURES
     from aimlib.model import sizes
     from aimlib.pipeline import config as cfg
+    from aimlib.pipeline import paths
 
     exps = config["experiments"]
     plan = cfg.plan(config)
-    jobs = {name: 1 for name in exps}  # the figure job
-    sec = {name: {"SE": 0.0, **{a.label: 0.0 for a in ALGORITHMS.values()},
-                  "start-up": JOB_STARTUP_SECONDS} for name in exps}
-    gpu = dict.fromkeys(exps, 0.0)
+    out = [PlannedJob(paths.CONFIG_RECORD_PATH, None, "config")]
     for j in plan.se_jobs:
-        jobs[j.experiment] += 1
-        sec[j.experiment]["SE"] += 2 * len(j.alphas) * SE_POINT_SECONDS
-        sec[j.experiment]["start-up"] += JOB_STARTUP_SECONDS
-    for name, exp in exps.items():
-        extra = ("small_width" in exp) + len(plan.finite_size_methods(name))  # limit, fits
-        jobs[name] += extra
-        sec[name]["start-up"] += extra * JOB_STARTUP_SECONDS
+        out.append(PlannedJob(paths.SE_PATH.format(**j.wildcards), j.experiment, "SE",
+                              2 * len(j.alphas) * SE_POINT_SECONDS))
+    for name in exps:
+        fig_inputs = (tuple(f for fs in paths.figure_inputs(plan, name, FIGURES).values()
+                            for f in fs) if name in FIGURES else ())
+        out.append(PlannedJob(paths.FIGURE_PATH.format(fig=name, ext="pdf"), name, "figure",
+                              inputs=fig_inputs,
+                              extra_outputs=(paths.FIGURE_PATH.format(fig=name, ext="png"),)))
+        small = plan.small_width(name)
+        if small:
+            out.append(PlannedJob(paths.SMALL_WIDTH_PATH.format(experiment=name,
+                                                                variant=small["variant"]),
+                                  name, "SE"))
+        for m in plan.finite_size_methods(name):
+            fs_inputs = paths.finite_size_inputs(plan, name, m)
+            out.append(PlannedJob(paths.FINITE_SIZE_PATH.format(experiment=name, method=m),
+                                  name, "fit", inputs=(*fs_inputs["se"], *fs_inputs["agg"])))
         for stage, alg in ALGORITHMS.items():
             for g in plan.groups(stage, name):
-                # the aggregates its figure draws (e.g. GD and/or AGD; AGD also for the fit)
-                n_aggs = len(plan.aggregate_kinds(stage, name, FIGURES))
-                jobs[name] += n_aggs
-                sec[name]["start-up"] += n_aggs * JOB_STARTUP_SECONDS
+                data_files = tuple(paths.group_data_files(g))
+                for kind in plan.aggregate_kinds(stage, name, FIGURES):
+                    out.append(PlannedJob(paths.AGG_PATH.format(kind=kind, **g.wildcards), name,
+                                          alg.label, inputs=data_files))
                 opts = plan.options(stage, name, g.d)
                 on_gpu = alg.uses_gpu(opts)
                 for alpha in g.alphas:
                     r, n = sizes(alpha, g.rho, g.d)
-                    jobs[name] += 1
                     t = len(g.seeds) * alg.seconds(g.d, n, g.T, r, g.channel, opts)
-                    if on_gpu:
-                        gpu[name] += t / 3600.0
-                    else:
-                        sec[name][alg.label] += t
-                    sec[name]["start-up"] += JOB_STARTUP_SECONDS
+                    out.append(PlannedJob(
+                        paths.data_path(stage).format(alpha=cfg.ffmt(alpha), **g.wildcards),
+                        name, alg.label, t, on_gpu))
+    return out
+
+
+def estimate(config: dict, outputs=None, *, scope: str | None = None,
+             jobs: list[PlannedJob] | None = None) -> CostEstimate:
+    """Expected cost of the jobs of a configuration (:func:`planned_jobs`).
+
+    Parameters
+    ----------
+    config : dict
+        The checked configuration.
+    outputs : collection of str, optional
+        Count only the jobs that write one of these files (the DAG's jobs of a run); every
+        job if ``None`` (the cost from an empty cache).
+    scope : str, optional
+        How the summary names the jobs counted.
+    jobs : list of PlannedJob, optional
+        :func:`planned_jobs` of ``config``, if already at hand.
+    """
+    from aimlib.algorithms import ALGORITHMS
+
+    exps = config["experiments"]
+    jobs = planned_jobs(config) if jobs is None else jobs
+    if outputs is not None:
+        outputs = set(outputs)
+        jobs = [j for j in jobs if j.output in outputs]
+    counts = dict.fromkeys(exps, 0)
+    sec = {name: {"SE": 0.0, **{a.label: 0.0 for a in ALGORITHMS.values()}, "start-up": 0.0}
+           for name in exps}
+    gpu = dict.fromkeys(exps, 0.0)
+    shared = 0
+    for j in jobs:
+        if j.experiment is None:
+            shared += 1
+            continue
+        counts[j.experiment] += 1
+        sec[j.experiment]["start-up"] += JOB_STARTUP_SECONDS
+        if j.gpu:
+            gpu[j.experiment] += j.seconds / 3600.0
+        elif j.seconds:
+            sec[j.experiment][j.stage] += j.seconds
     by_stage = {k: {s: v / 3600.0 for s, v in d.items()} for k, d in sec.items()}
-    return CostEstimate(jobs, {k: sum(v.values()) for k, v in by_stage.items()}, by_stage,
-                        gpu_hours=gpu)
+    return CostEstimate(counts, {k: sum(v.values()) for k, v in by_stage.items()}, by_stage,
+                        shared_jobs=shared, gpu_hours=gpu,
+                        scope=scope or ("from an empty cache" if outputs is None
+                                        else "of this run's jobs"))
+
+
+def missing_cost(config: dict, cores: int | None = None, root=".", *, missing=None,
+                 jobs: list[PlannedJob] | None = None) -> str:
+    """The summary of :func:`estimate` over the jobs whose output file is missing under
+    ``root``, or over ``missing`` (what a dry run prints: it has no DAG hook)."""
+    from pathlib import Path
+
+    jobs = planned_jobs(config) if jobs is None else jobs
+    if missing is None:
+        missing = {j.output for j in jobs if not (Path(root) / j.output).exists()}
+    if not missing:
+        return "aimlib: every output of this configuration exists (nothing to estimate)"
+    scope = ("from an empty cache" if len(missing) >= len(jobs)
+             else f"of the jobs whose outputs are missing ({len(missing)})")
+    return estimate(config, missing, jobs=jobs, scope=scope).summary(cores)
+
+
+def snakemake_mode(argv) -> str:
+    """What a Snakemake command line asks for: ``"dry-run"`` (``-n``, ``--dry-run``,
+    ``--dryrun``, or ``n`` among combined short flags such as ``-np``), ``"lint"``,
+    ``"report"``, ``"other"`` (a listing, a summary, a DAG drawing: nothing runs) or ``"run"``.
+    """
+    args = list(argv)[1:]
+    if "--lint" in args:
+        return "lint"
+    if any(a == "--report" or a.startswith("--report=") for a in args):
+        return "report"
+    for a in args:
+        if a in ("--dry-run", "--dryrun", "-n"):
+            return "dry-run"
+        if a.startswith("-") and not a.startswith("--") and 2 < len(a) <= 5 and a[1:].isalpha() \
+                and "n" in a[1:]:
+            return "dry-run"
+    nothing_runs = ("--dag", "--rulegraph", "--filegraph", "--summary", "--detailed-summary",
+                    "--list-rules", "--list", "-l", "--list-target-rules", "--lt", "--unlock",
+                    "--cleanup-metadata", "--list-changes", "--lc", "--delete-all-output",
+                    "--delete-temp-output", "--archive", "--containerize", "--export-cwl",
+                    "--print-compilation", "--d3dag", "--touch", "-t")
+    if any(a in nothing_runs for a in args):
+        return "other"
+    return "run"

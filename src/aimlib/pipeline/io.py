@@ -236,9 +236,10 @@ def read_cache(path: str | os.PathLike, *, quarantine: bool = True) -> xr.Datase
     Only corruption quarantines a file: one that does not start like a netCDF file, that the
     netCDF library cannot parse, that lacks the ``config`` and ``code_version`` attributes every
     workflow cache is written with.  It raises :class:`CacheError` with one line naming it; with
-    ``quarantine`` (the default) it is first renamed to ``<path>.corrupt`` and the message says
-    how to remake it and everything downstream (Snakemake's ``--forcerun <path>``: a missing
-    intermediate file alone is not remade while the figures that use it are present).
+    ``quarantine`` (the default) it is first renamed to ``<path>.corrupt``; the workflow's next
+    run remakes it and everything made from it (:func:`aimlib.pipeline.integrity.repair`: a
+    missing intermediate file alone is not remade by Snakemake while the figures that use it
+    are present).
 
     A system error (an ``OSError`` with a positive ``errno``: EIO, ENOSPC, EACCES, a network
     file system's hiccup; netCDF's own parse errors carry negative codes) is no verdict on the
@@ -270,8 +271,7 @@ def read_cache(path: str | os.PathLike, *, quarantine: bool = True) -> xr.Datase
     if quarantine and path.exists():
         moved = path.with_name(path.name + CORRUPT_SUFFIX)
         os.replace(path, moved)
-        raise CacheError(f"corrupt cache {path}: {problem}; moved aside to {moved.name}; remake "
-                         f"it and what uses it: add `--forcerun {path}` to your command (before "
-                         "--configfile)")
-    raise CacheError(f"corrupt cache {path}: {problem}; remake it and what uses it with "
-                     f"`--forcerun {path}`")
+        raise CacheError(f"corrupt cache {path}: {problem}; moved aside to {moved.name}; the "
+                         "same command again remakes it and what uses it")
+    raise CacheError(f"corrupt cache {path}: {problem}; delete it and run the workflow again "
+                     "(it remakes the file and what uses it)")

@@ -25,8 +25,8 @@ class JobFailure(RuntimeError):
 
 
 @contextlib.contextmanager
-def job_log(path: str | None, name: str = "aimlib",
-            threads: int | None = None) -> Iterator[logging.Logger]:
+def job_log(path: str | None, name: str = "aimlib", threads: int | None = None,
+            output: str | None = None) -> Iterator[logging.Logger]:
     """Send stdout, stderr and a logger to the job's log file; log a failure's traceback.
 
     The log starts with where the job runs (host, SLURM job id if any, threads), and the BLAS and
@@ -41,12 +41,31 @@ def job_log(path: str | None, name: str = "aimlib",
         Logger name.
     threads : int, optional
         The job's threads (``snakemake.threads``).
+    output : str, optional
+        The job's (first) output file: once the job succeeded, it is counted in the run's
+        progress report (:func:`aimlib.pipeline.tracking.job_done`) with its CPU time.
     """
     with _thread_limit(threads), _job_log(path, name) as log:
         slurm = os.environ.get("SLURM_JOB_ID")
         log.info("host %s, %s, threads %s", platform.node(),
                  f"SLURM job {slurm}" if slurm else "not under SLURM", threads)
         yield log
+    if output is not None:
+        from aimlib.pipeline.tracking import job_done
+
+        try:
+            job_done(str(output), _cpu_seconds())
+        except OSError:  # the report is a courtesy: a read-only .snakemake fails no job
+            pass
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process (every thread) and its children so far."""
+    import resource
+
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 @contextlib.contextmanager
@@ -87,6 +106,9 @@ def _job_log(path: str | None, name: str) -> Iterator[logging.Logger]:
             log.error("%s", e)
             print(f"aimlib: {e}", file=old_err)
             raise SystemExit(1) from None
+        except KeyboardInterrupt:  # Ctrl-C: the job stops quietly (its output was not written)
+            log.error("interrupted (Ctrl-C); nothing was written")
+            raise SystemExit(130) from None
         except BaseException:
             fh.write(traceback.format_exc())
             raise
@@ -180,3 +202,5 @@ def progress_callback(alg, log_file, opts: dict, seed: int, log):
         return
     with progress_bar(log_file, total, f"{alg.PROGRESS_UNIT}, seed {seed}") as bar:
         yield alg.progress(bar, log)
+        bar.total = bar.n  # the bar ends where the run did (the next log line says why)
+        bar.refresh()

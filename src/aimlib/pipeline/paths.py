@@ -1,0 +1,82 @@
+"""Where the workflow writes each result: one file-name template per kind of job.
+
+The rules (``workflow/rules/common.smk``) fill these templates with Snakemake's wildcards; the
+cost estimate and the progress report (:mod:`aimlib.pipeline.cost`,
+:mod:`aimlib.pipeline.tracking`) fill them with the job plan's, so that a job of the DAG and a
+job of the plan are matched by their output file.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SE_PATH", "SMALL_WIDTH_PATH", "DATA_PATH", "AGG_PATH", "FINITE_SIZE_PATH",
+           "FIGURE_PATH", "CONFIG_RECORD_PATH", "data_path"]
+
+#: One state-evolution curve of an experiment.
+SE_PATH = "data/se/{experiment}/{channel}_T{T}_{cpar}_rho{rho}_{variant}.nc"
+#: The hardmax rho -> 0 limit of an experiment.
+SMALL_WIDTH_PATH = "data/se/{experiment}/small_width_{variant}.nc"
+#: One data job: an algorithm at one point, every seed.
+DATA_PATH = ("data/{algorithm}/{experiment}/{channel}_{variant}/"
+             "T{T}_{cpar}_rho{rho}_d{d}_alpha{alpha}.nc")
+#: One aggregate over seeds (``kind``: ``amp``, ``gd``, ``agd``, ``spectral``).
+AGG_PATH = "data/agg/{experiment}/{kind}_{channel}_{variant}_T{T}_{cpar}_rho{rho}_d{d}.nc"
+#: The finite-size fit of one aggregate kind.
+FINITE_SIZE_PATH = "data/agg/{experiment}/finite_size_{method}.nc"
+#: A figure (``ext``: ``pdf`` or ``png``; the cost and progress count its ``pdf``).
+FIGURE_PATH = "figures/{fig}.{ext}"
+#: The resolved configuration next to the figures.
+CONFIG_RECORD_PATH = "figures/config.yaml"
+
+
+def data_path(algorithm: str) -> str:
+    """The data files of an algorithm (its name fixed, the point's wildcards left)."""
+    return DATA_PATH.replace("{algorithm}", algorithm)
+
+
+# ---------------------------------------------------------------------------------------------
+# what each job reads: the rules' input functions and the cache check share these
+# ---------------------------------------------------------------------------------------------
+def se_files(plan, experiment: str) -> list[str]:
+    """The SE curves of an experiment."""
+    return [SE_PATH.format(**j.wildcards) for j in plan.se_for(experiment)]
+
+
+def agg_files(plan, experiment: str, kind: str) -> list[str]:
+    """The aggregates of one kind (``amp``, ``gd``, ``agd``, ``spectral``) of an experiment."""
+    from aimlib.algorithms import algorithm_of_kind
+
+    stage = algorithm_of_kind(kind).name
+    return [AGG_PATH.format(kind=kind, **g.wildcards) for g in plan.groups(stage, experiment)]
+
+
+def group_data_files(group) -> list[str]:
+    """The data files of a group (one per alpha): the inputs of its aggregates."""
+    from aimlib.pipeline.grids import ffmt
+
+    return [data_path(group.stage).format(alpha=ffmt(a), **group.wildcards)
+            for a in group.alphas]
+
+
+def finite_size_inputs(plan, experiment: str, method: str) -> dict[str, list[str]]:
+    """The inputs of a finite-size fit: the experiment's SE curves and the method's
+    aggregates."""
+    return {"se": se_files(plan, experiment), "agg": agg_files(plan, experiment, method)}
+
+
+def figure_inputs(plan, fig: str, figures=None) -> dict[str, list[str]]:
+    """The named inputs of a figure: the cached results its registry entry asks for."""
+    from aimlib.algorithms import aggregate_kinds
+
+    if figures is None:
+        from aimlib.figures.registry import FIGURES as figures
+    small = plan.small_width(fig)
+    available = {
+        "se": lambda: se_files(plan, fig),
+        **{kind: (lambda kind=kind: agg_files(plan, fig, kind)) for kind in aggregate_kinds()},
+        "finite_size": lambda: [FINITE_SIZE_PATH.format(experiment=fig, method=m)
+                                for m in plan.finite_size_methods(fig)],
+        "small_width": lambda: ([SMALL_WIDTH_PATH.format(experiment=fig,
+                                                         variant=small["variant"])]
+                                if small else []),
+    }
+    return {k: available[k]() for k in figures[fig].inputs}

@@ -1,0 +1,199 @@
+"""What a workflow run costs and how far it has got, from the jobs Snakemake will actually run.
+
+Before the first job (the Snakefile's ``onstart``), :func:`start_run` prints the cost of the
+jobs in Snakemake's DAG, not of the whole configuration: a resumed or incremental run counts
+only what is left.  It writes the run's jobs, with their expected seconds, to
+``.snakemake/aimlib/run.json``; if the run would take longer than ``LONG_RUN_HOURS`` at the
+given cores on this machine (no cluster executor), it waits ``PAUSE_SECONDS`` first, so that a
+user who did not mean to start it can press Ctrl-C with nothing started (config key
+``pause_long_runs: false`` skips the wait).
+
+Each job, as it finishes (:func:`job_done`, called by :func:`aimlib.pipeline.jobs.job_log`),
+appends its output and CPU-seconds to ``.snakemake/aimlib/done.log`` and, at most every
+``REPORT_SECONDS`` (and after the last job), prints one line of cost-weighted progress to the
+terminal and into Snakemake's log file (``.snakemake/log/*.snakemake.log``), e.g.::
+
+    aimlib progress: fig2b GD 40/217 jobs, 31.0 of 279.0 CPU-h | all 120/891 jobs,
+    35.2 of 327.0 CPU-h, about 3.1 h left at 2 cores
+
+The time left is the model's remaining CPU-hours over the cores, scaled by how the finished
+jobs' measured CPU time compared with the model's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["start_run", "job_done", "progress_line", "RUN_DIR", "LONG_RUN_HOURS",
+           "PAUSE_SECONDS", "REPORT_SECONDS"]
+
+#: Where a run keeps its job list and the finished jobs (relative to the working directory).
+RUN_DIR = Path(".snakemake") / "aimlib"
+#: A local run estimated to take longer than this (wall hours) waits before its first job.
+LONG_RUN_HOURS = 2.0
+#: How long it waits.
+PAUSE_SECONDS = 10.0
+#: At most one progress line per this many seconds (``AIMLIB_PROGRESS_SECONDS`` overrides).
+REPORT_SECONDS = 60.0
+
+
+def _report_seconds() -> float:
+    try:
+        return float(os.environ.get("AIMLIB_PROGRESS_SECONDS", REPORT_SECONDS))
+    except ValueError:
+        return REPORT_SECONDS
+
+
+def start_run(config: dict, outputs, cores: int | None, logfiles=(), *, local: bool = True,
+              pause: bool = True, out=None, sleep=time.sleep, run_dir: Path | None = None):
+    """Print the cost of this run's jobs, record them for the progress report and, for a long
+    local run, wait before the first job.
+
+    Parameters
+    ----------
+    config : dict
+        The checked configuration (defaults filled in).
+    outputs : iterable of str
+        The output files of the jobs Snakemake's DAG will run.
+    cores : int or None
+        The cores the run was given.
+    logfiles : iterable of str
+        Snakemake's log file(s) of this run: the progress lines go there too.
+    local : bool
+        Whether the jobs run on this machine (no cluster executor): only then does a long
+        run wait.
+    pause : bool
+        The config's ``pause_long_runs``.
+    out : file, optional
+        Where to print (stderr).
+    sleep : callable
+        ``time.sleep`` (a test passes its own).
+
+    Returns
+    -------
+    CostEstimate
+        The cost of this run's jobs.
+    """
+    from aimlib.pipeline.cost import JOB_STARTUP_SECONDS, estimate, planned_jobs
+
+    out = sys.stderr if out is None else out
+    run_dir = RUN_DIR if run_dir is None else Path(run_dir)
+    outputs = {str(o) for o in outputs}
+    jobs = [j for j in planned_jobs(config) if j.output in outputs]
+    est = estimate(config, outputs, jobs=jobs,
+                   scope=f"of this run ({len(jobs)} jobs to run; finished ones not counted)")
+    print(est.summary(cores), file=out)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    record = {"started": time.time(), "cores": int(cores or 1),
+              "logfiles": [str(f) for f in logfiles],
+              "jobs": {j.output: [j.experiment or "config", j.stage,
+                                  0.0 if j.gpu else j.seconds + JOB_STARTUP_SECONDS,
+                                  j.seconds if j.gpu else 0.0] for j in jobs}}
+    tmp = run_dir / "run.json.tmp"
+    tmp.write_text(json.dumps(record))
+    os.replace(tmp, run_dir / "run.json")
+    (run_dir / "done.log").write_text("")
+    (run_dir / "last_report").unlink(missing_ok=True)
+    wall = est.wall_hours(cores or 1)
+    if local and pause and wall > LONG_RUN_HOURS:
+        print(f"aimlib: this run is about {wall:.1f} h of wall time at {cores or 1} cores on "
+              f"this machine (more than {LONG_RUN_HOURS:g} h). Starting in "
+              f"{PAUSE_SECONDS:g} s: press Ctrl-C now to stop with nothing started. For a "
+              "first look, run the quick preset (--configfile config/quick.yaml, about six "
+              "minutes); at this size, use a cluster (--profile profiles/slurm). "
+              "(--config pause_long_runs=false skips this wait.)", file=out, flush=True)
+        sleep(PAUSE_SECONDS)
+    return est
+
+
+def _read_run(run_dir: Path):
+    try:
+        run = json.loads((run_dir / "run.json").read_text())
+        done_text = (run_dir / "done.log").read_text()
+    except (OSError, ValueError):
+        return None, None
+    done = {}
+    for line in done_text.splitlines():
+        parts = line.split("\t")
+        if len(parts) >= 2:
+            try:
+                done[parts[0]] = float(parts[1])
+            except ValueError:
+                continue
+    return run, done
+
+
+def progress_line(run: dict, done: dict, output: str) -> str:
+    """The progress line after ``output`` finished: its figure and stage, then the whole run.
+
+    ``run`` is ``run.json``'s content, ``done`` maps the finished outputs to their measured
+    CPU-seconds.
+    """
+    jobs = run["jobs"]
+    exp, stage = jobs[output][0], jobs[output][1]
+    group = [o for o, j in jobs.items() if j[0] == exp and j[1] == stage]
+    g_done = [o for o in group if o in done]
+
+    def hours(outs):
+        return sum(jobs[o][2] for o in outs) / 3600.0
+
+    def cpu(a, b):  # "a of b CPU-h", in CPU-minutes below one CPU-hour
+        return (f"{a:.2f} of {b:.2f} CPU-h" if b >= 1 else
+                f"{a * 60:.1f} of {b * 60:.1f} CPU-min")
+
+    finished = [o for o in done if o in jobs]
+    model_done = sum(jobs[o][2] for o in finished)
+    measured = sum(done[o] for o in finished)
+    # how the measured CPU time compares with the model (1 until a job has been measured)
+    scale = measured / model_done if model_done > 0 and measured > 0 else 1.0
+    left = max(0.0, hours(jobs) - hours(finished)) * scale / max(1, int(run.get("cores", 1)))
+    gpu_total = sum(j[3] for j in jobs.values()) / 3600.0
+    gpu = (f", {sum(jobs[o][3] for o in finished) / 3600:.2f} of {gpu_total:.2f} GPU-h"
+           if gpu_total else "")
+    return (f"aimlib progress: {exp} {stage} {len(g_done)}/{len(group)} jobs, "
+            f"{cpu(hours(g_done), hours(group))} | all {len(finished)}/{len(jobs)} jobs, "
+            f"{cpu(hours(finished), hours(jobs))}{gpu}, about "
+            f"{_fmt_hours(left)} left at {run.get('cores', 1)} cores (model x {scale:.2f}, "
+            "from the finished jobs)")
+
+
+def _fmt_hours(h: float) -> str:
+    return f"{h * 60:.0f} min" if h < 1 else f"{h:.1f} h"
+
+
+def job_done(output: str, cpu_seconds: float, *, out=None, run_dir: Path | None = None,
+             now: float | None = None) -> str | None:
+    """Record a finished job and, if a report is due, print the progress line (returned).
+
+    Nothing happens for a job that is not in the run's record (a run started before the
+    record existed, or a job run outside Snakemake).
+    """
+    run_dir = RUN_DIR if run_dir is None else Path(run_dir)
+    run, done = _read_run(run_dir)
+    if run is None or output not in run["jobs"]:
+        return None
+    now = time.time() if now is None else now
+    with open(run_dir / "done.log", "a") as f:  # one short append: atomic with O_APPEND
+        f.write(f"{output}\t{cpu_seconds:.3f}\t{now:.1f}\n")
+    done[output] = cpu_seconds
+    stamp = run_dir / "last_report"
+    last = stamp.stat().st_mtime if stamp.exists() else run["started"]
+    all_done = all(o in done for o in run["jobs"])
+    if not all_done and now - last < _report_seconds():
+        return None
+    stamp.touch()
+    os.utime(stamp, (now, now))
+    line = progress_line(run, done, output)
+    print(line, file=sys.stderr if out is None else out, flush=True)
+    stamp_text = time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(now))
+    for logfile in run.get("logfiles", []):
+        try:
+            with open(logfile, "a") as f:
+                f.write(f"[{stamp_text}]\n{line}\n")
+        except OSError:
+            pass
+    return line

@@ -1,0 +1,191 @@
+"""A run's cost and progress from the jobs it will execute, the pause before a long local run,
+and the cache check that leaves no silent holes (aimlib.pipeline.cost, .tracking, .integrity).
+"""
+
+import io
+import json
+import re
+
+import numpy as np
+import pytest
+import xarray as xr
+import yaml
+
+from aimlib.pipeline import cost, integrity, tracking
+from aimlib.pipeline.config import fill_defaults
+from aimlib.pipeline.io import write_netcdf
+
+
+@pytest.fixture()
+def mini(root):
+    conf = yaml.safe_load((root / "tests" / "data" / "mini.yaml").read_text())
+    return fill_defaults(conf)
+
+
+def test_planned_jobs_match_the_estimate_and_name_their_inputs(mini):
+    jobs = cost.planned_jobs(mini)
+    est = cost.estimate(mini)
+    assert len(jobs) == est.total_jobs
+    assert len({j.output for j in jobs}) == len(jobs)  # one output each
+    by_out = {j.output: j for j in jobs}
+    agg = by_out["data/agg/fig2b/agd_softmax_exact_T2_beta1.0_rho0.5_d16.nc"]
+    assert agg.inputs == ("data/gd/fig2b/softmax_exact/T2_beta1.0_rho0.5_d16_alpha0.1.nc",)
+    fig = by_out["figures/fig3.pdf"]
+    assert "data/agg/fig3/finite_size_amp.nc" in fig.inputs
+    assert fig.extra_outputs == ("figures/fig3.png",)
+    # the costs add up: the estimate over every output is the estimate
+    sub = cost.estimate(mini, [j.output for j in jobs])
+    assert sub.cpu_hours == pytest.approx(est.cpu_hours)
+
+
+def test_cost_of_missing_outputs_only(mini, tmp_path):
+    jobs = cost.planned_jobs(mini)
+    assert "from an empty cache" in cost.missing_cost(mini, 2, root=tmp_path)
+    present = [j for j in jobs if j.experiment == "fig1a"]
+    for j in present:
+        (tmp_path / j.output).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / j.output).write_text("x")
+    text = cost.missing_cost(mini, 2, root=tmp_path)
+    assert f"jobs whose outputs are missing ({len(jobs) - len(present)})" in text
+    assert "fig1a" not in text  # every fig1a output is there: its line is left out
+    est = cost.estimate(mini, [j.output for j in jobs if j not in present])
+    assert re.search(rf"^\s+total\s+{est.total_jobs} jobs", text, re.M)
+
+
+@pytest.mark.parametrize("argv,mode", [
+    (["snakemake", "-n", "--cores", "2"], "dry-run"),
+    (["snakemake", "--cores", "2", "--dry-run"], "dry-run"),
+    (["snakemake", "-np"], "dry-run"),
+    (["snakemake", "--cores", "2", "--configfile", "config/quick.yaml"], "run"),
+    (["snakemake", "--report", "r.html"], "report"),
+    (["snakemake", "--lint"], "lint"),
+    (["snakemake", "--dag"], "other"),
+    (["snakemake", "--cores", "all", "--profile", "profiles/slurm"], "run"),
+])
+def test_snakemake_mode(argv, mode):
+    assert cost.snakemake_mode(argv) == mode
+
+
+def _fake_run(tmp_path, mini, outputs, *, cores=2, local=True, pause=True):
+    slept = []
+    out = io.StringIO()
+    logfile = tmp_path / "snakemake.log"
+    logfile.write_text("")
+    est = tracking.start_run(mini, outputs, cores, [str(logfile)], local=local, pause=pause,
+                             out=out, sleep=slept.append, run_dir=tmp_path / "run")
+    return est, out.getvalue(), slept, logfile
+
+
+def test_start_run_counts_only_the_dags_jobs(mini, tmp_path):
+    jobs = cost.planned_jobs(mini)
+    outputs = [j.output for j in jobs if j.experiment == "fig2b"] + ["figures/fig2b.png"]
+    est, text, slept, _ = _fake_run(tmp_path, mini, outputs)
+    n = sum(j.experiment == "fig2b" for j in jobs)
+    assert est.total_jobs == n and est.jobs["fig2b"] == n and est.jobs["fig1a"] == 0
+    assert f"of this run ({n} jobs to run" in text and "fig1a" not in text
+    assert slept == []  # seconds of work: no pause
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert set(record["jobs"]) == {j.output for j in jobs if j.experiment == "fig2b"}
+
+
+def test_long_local_run_pauses_first(mini, tmp_path, monkeypatch):
+    monkeypatch.setattr(tracking, "LONG_RUN_HOURS", 0.0)  # every run is "long"
+    outputs = [j.output for j in cost.planned_jobs(mini)]
+    _, text, slept, _ = _fake_run(tmp_path, mini, outputs)
+    assert slept == [tracking.PAUSE_SECONDS]
+    assert "press Ctrl-C now to stop with nothing started" in text
+    assert "pause_long_runs=false" in text
+    for kw in (dict(local=False), dict(pause=False)):  # a cluster, or the config's flag
+        _, text, slept, _ = _fake_run(tmp_path, mini, outputs, **kw)
+        assert slept == [] and "Ctrl-C" not in text
+
+
+def test_progress_lines_are_cost_weighted(mini, tmp_path, monkeypatch):
+    """Each finished job adds its model cost; a line is due at most every REPORT_SECONDS and
+    after the last job; it names the job's figure and stage, the run's totals and the time
+    left, and goes to the terminal and Snakemake's log file."""
+    monkeypatch.setenv("AIMLIB_PROGRESS_SECONDS", "100")
+    jobs = [j for j in cost.planned_jobs(mini) if j.experiment == "fig2b"]
+    est, _, _, logfile = _fake_run(tmp_path, mini, [j.output for j in jobs], cores=2)
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    t0 = run["started"]
+    lines = []
+    for i, j in enumerate(jobs):
+        out = io.StringIO()
+        line = tracking.job_done(j.output, 3.0, out=out, run_dir=tmp_path / "run",
+                                 now=t0 + 60 * (i + 1))
+        assert (line is None) == (out.getvalue() == "")
+        if line:
+            lines.append((i, line))
+    # 60 s apart with a 100 s interval: every second job reports, and the last one always
+    assert [i for i, _ in lines][-1] == len(jobs) - 1
+    assert len(lines) == len(jobs) // 2 + (len(jobs) % 2)
+    i, last = lines[-1]
+    assert f"all {len(jobs)}/{len(jobs)} jobs" in last and "about 0 min left" in last
+    assert last.startswith(f"aimlib progress: fig2b {jobs[-1].stage} ")
+    # the model scale is measured over model: 3 s per job against the model's seconds
+    model = sum(v[2] for v in run["jobs"].values())
+    assert f"model x {3.0 * len(jobs) / model:.2f}" in last
+    # half-way: the time left is the model's remaining cost times that scale, over the cores
+    done = {j.output: 3.0 for j in jobs[:2]}
+    mid = tracking.progress_line(run, done, jobs[1].output)
+    left_h = sum(run["jobs"][j.output][2] for j in jobs[2:]) / 3600 * (6.0 / sum(
+        run["jobs"][j.output][2] for j in jobs[:2])) / 2
+    assert f"about {left_h * 60:.0f} min left at 2 cores" in mid
+    assert logfile.read_text().count("aimlib progress:") == len(lines)
+    # a job outside the run (or with no run recorded) prints nothing
+    assert tracking.job_done("data/elsewhere.nc", 1.0, run_dir=tmp_path / "run") is None
+    assert tracking.job_done(jobs[0].output, 1.0, run_dir=tmp_path / "none") is None
+
+
+def _cache(path, n=2000):
+    write_netcdf(xr.Dataset({"x": ("a", np.arange(float(n)))}), path, config={"k": 1},
+                 version="v")
+
+
+@pytest.mark.parametrize("keep", [0.02, 0.5, 0.99])
+def test_truncated_netcdf4_is_found_without_opening_it(tmp_path, keep):
+    good = tmp_path / "good.nc"
+    _cache(good)
+    assert integrity.cache_problem(good) is None
+    bad = tmp_path / "bad.nc"
+    data = good.read_bytes()
+    bad.write_bytes(data[:max(16, int(keep * len(data)))])
+    assert integrity.cache_problem(bad).startswith("truncated (")
+    bad.write_bytes(b"junk" + data[4:])
+    assert "not a netCDF file" in integrity.cache_problem(bad)
+    assert integrity.cache_problem(tmp_path / "absent.nc") is None
+
+
+def test_repair_quarantines_and_removes_what_was_made_from_missing_caches(mini, tmp_path):
+    jobs = cost.planned_jobs(mini)
+    for j in jobs:  # a complete run: every output present and whole
+        p = tmp_path / j.output
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if j.output.endswith(".nc"):
+            _cache(p, 50)
+        else:
+            p.write_text("figure")
+        for extra in j.extra_outputs:
+            (tmp_path / extra).write_text("figure")
+    assert list(integrity.repair(jobs, tmp_path)) == []
+    gd = "data/gd/fig2b/softmax_exact/T2_beta1.0_rho0.5_d16_alpha0.1.nc"
+    se = "data/se/fig1a/hardmax_T2_beta1.0_rho0.5_exact.nc"
+    (tmp_path / gd).write_bytes((tmp_path / gd).read_bytes()[:300])
+    (tmp_path / se).unlink()
+    dry = integrity.repair(jobs, tmp_path, dry_run=True)
+    assert (tmp_path / gd).exists() and (tmp_path / "figures/fig2b.pdf").exists()  # untouched
+    rep = integrity.repair(jobs, tmp_path)
+    assert dry.missing == rep.missing
+    assert rep[0].startswith(f"aimlib: corrupt cache {gd}: truncated")
+    assert (tmp_path / (gd + ".corrupt")).exists() and not (tmp_path / gd).exists()
+    gone = {"data/agg/fig2b/gd_softmax_exact_T2_beta1.0_rho0.5_d16.nc",
+            "data/agg/fig2b/agd_softmax_exact_T2_beta1.0_rho0.5_d16.nc",
+            "figures/fig2b.pdf", "figures/fig2b.png", "figures/fig1a.pdf", "figures/fig1a.png"}
+    for f in gone:
+        assert not (tmp_path / f).exists(), f
+    assert rep.missing == {gd, se} | (gone - {"figures/fig2b.png", "figures/fig1a.png"})
+    # everything else is left alone: fig3's results, the other aggregates, the data
+    assert (tmp_path / "figures/fig3.pdf").exists()
+    assert (tmp_path / "data/agg/fig2b/amp_softmax_exact_T2_beta1.0_rho0.5_d20.nc").exists()
+    assert "4 result(s) made from missing caches removed" in rep[-1]
