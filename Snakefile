@@ -19,21 +19,13 @@ from aimlib.pipeline.config import check_schema, fill_defaults
 from aimlib.pipeline.cost import missing_cost, planned_jobs, snakemake_mode
 from aimlib.pipeline.integrity import repair
 from aimlib.pipeline.jobs import warm_numba_cache
-from aimlib.pipeline.tracking import start_run
+from aimlib.pipeline.tracking import cores_given, start_run
 
 check_schema(config, workflow.source_path("config/schema.yaml"))
 fill_defaults(config)
 
 
 report: "workflow/report/workflow.rst"
-
-
-def _cores_given(workflow):
-    try:
-        return workflow._cores
-    except Exception:
-        return None
-
 
 
 include: "workflow/rules/common.smk"
@@ -54,26 +46,36 @@ if workflow.is_main_process:
     if _MODE == "dry-run":
         # A dry run has no onstart: the cost of the jobs whose outputs are missing (Snakemake's
         # list below adds any job it re-runs for changed code or parameters).
-        print(missing_cost(config, _cores_given(workflow), missing=_REPAIR.missing, jobs=_JOBS),
-              file=sys.stderr)
+        print(
+            missing_cost(config, cores_given(workflow), missing=_REPAIR.missing, jobs=_JOBS),
+            file=sys.stderr,
+        )
 
 
 onstart:
     # The cost of the jobs this run will execute (Snakemake's DAG), recorded for the progress
     # lines the jobs print as they finish; a long local run waits 10 s before its first job.
-    start_run(config, [str(f) for j in workflow.dag.needrun_jobs() for f in j.output],
-              _cores_given(workflow), log, local=workflow.local_exec,
-              pause=config.get("pause_long_runs", True))
+    start_run(
+        config,
+        [str(f) for j in workflow.dag.needrun_jobs() for f in j.output],
+        cores_given(workflow),
+        log,
+        local=workflow.local_exec,
+        pause=config.get("pause_long_runs", True),
+    )
     # Compile the numba kernels once, before jobs start together and race to write the cache.
     print(f"numba cache warm ({warm_numba_cache():.1f} s)")
 
 
 onerror:
-    print("aimlib: the run stopped (a job failed, or Ctrl-C). Finished results are kept and no "
-          "cache is half-written: the same command resumes where it stopped.", file=sys.stderr)
+    print(
+        "aimlib: the run stopped (a job failed, or Ctrl-C). Finished results are kept and no "
+        "cache is half-written: the same command resumes where it stopped.",
+        file=sys.stderr,
+    )
 
 
 rule all:
+    default_target: True
     input:
         figure_targets(),
-    default_target: True

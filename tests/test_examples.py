@@ -27,3 +27,29 @@ def test_new_rho_example(root, tmp_path):
         n_ok = int(r["converged"].split("/")[0])
         assert np.isfinite(float(r["amp_mean"])) == (n_ok > 0)
     assert out.is_file() and out.stat().st_size > 10_000
+
+
+@pytest.mark.slow
+def test_tutorial_notebook_runs(root):
+    """examples/tutorial.ipynb, executed as a user runs it (nbclient, its own kernel): every
+    cell runs, the numbers it prints are the library's, and the config change re-plans only
+    the changed width's SE curve, the figure and the config record."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(root / "examples" / "tutorial.ipynb", as_version=4)
+    NotebookClient(nb, timeout=240, kernel_name="python3",
+                   resources={"metadata": {"path": str(root / "examples")}}).execute()
+    texts = ["".join(o.get("text", "") for o in c.get("outputs", []) if o["output_type"] ==
+                     "stream") for c in nb.cells if c.cell_type == "code"]
+    assert not any(o["output_type"] == "error" for c in nb.cells if c.cell_type == "code"
+                   for o in c.get("outputs", []))
+    ref = se.solve("hardmax", 0.4583, 0.5, 2).error
+    assert f"SE error {ref:.6f}" in texts[1]
+    assert any(o["output_type"] == "display_data" and "image/png" in o["data"]
+               for o in nb.cells[9].outputs)
+    first = texts[5].split("figure:")[0].split()
+    again = [line for line in texts[6].splitlines() if line.strip()]
+    assert "data/se/fig2a/softmax_T2_beta1.0_rho0.5_exact.nc" in first
+    assert sorted(again) == sorted(["data/se/fig2a/softmax_T2_beta1.0_rho0.7_exact.nc",
+                                    "figures/config.yaml", "figures/fig2a.pdf, figures/fig2a.png"])

@@ -3,6 +3,7 @@
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import xarray as xr
@@ -74,6 +75,30 @@ def test_lint(workdir):
     lints = [line.strip() for line in out.splitlines() if line.startswith("    * ")]
     assert res.returncode == 0 and not lints, out
     assert "Congratulations, your workflow is in a good condition!" in out
+
+
+def test_snakefmt_clean(root):
+    """The Snakefile and the rule files are as snakefmt writes them (line length 100,
+    pyproject.toml)."""
+    snakefmt = Path(sys.executable).parent / "snakefmt"
+    res = subprocess.run([str(snakefmt), "--check", "Snakefile", "workflow/rules"], cwd=root,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_catalog_metadata(root):
+    """The Snakemake workflow catalog's file: usage with the presets and the report; the
+    config README names every preset."""
+    import yaml
+
+    meta = yaml.safe_load((root / ".snakemake-workflow-catalog.yml").read_text())
+    usage = meta["usage"]
+    assert usage["mandatory-flags"]["flags"] and usage["software-stack-deployment"]["conda"]
+    assert usage["report"] is True
+    text = (root / "config" / "README.md").read_text()
+    for preset in sorted((root / "config").glob("*.yaml")):
+        if preset.name != "schema.yaml":
+            assert f"`{preset.name}`" in text, preset.name
 
 
 def test_every_rule_declares_log_and_resources(workdir):

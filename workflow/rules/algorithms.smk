@@ -8,22 +8,22 @@ for _name, _alg in ALGORITHMS.items():
             _name
         output:
             data_path(_name),
-        params:
-            algorithm=_name,
-            job=group_params(_name),
-            base_seed=PLAN.base_seed,
-            version=algorithm_version(_name, "run"),
         log:
             f"logs/{_name}/{{experiment}}/{{channel}}_{{variant}}/"
             "T{T}_{cpar}_rho{rho}_d{d}_alpha{alpha}.log",
+        conda:
+            "../../environment.yml"
         threads: request(_name, "threads")
         resources:
             mem_mb=request(_name, "mem_mb"),
             runtime=request(_name, "runtime"),
             # 1 on a GPU backend (the SLURM plugin's gpu resource: --gpus=1), else 0
             gpu=request(_name, "gpu"),
-        conda:
-            "../../environment.yml"
+        params:
+            algorithm=_name,
+            job=group_params(_name),
+            base_seed=PLAN.base_seed,
+            version=algorithm_version(_name, "run"),
         script:
             "../scripts/run.py"
 
@@ -34,17 +34,17 @@ for _name, _alg in ALGORITHMS.items():
             agg_inputs(_name),
         output:
             agg_path(_name),
-        params:
-            algorithm=_name,
-            version=algorithm_version(_name, "aggregate"),
         log:
             f"logs/{_name}_aggregate/{{experiment}}/{{kind}}_{{channel}}_{{variant}}_"
             "T{T}_{cpar}_rho{rho}_d{d}.log",
+        conda:
+            "../../environment.yml"
         threads: 1
         resources:
             mem_mb=request("light", "mem_mb"),
             runtime=request("light", "runtime"),
-        conda:
-            "../../environment.yml"
+        params:
+            algorithm=_name,
+            version=algorithm_version(_name, "aggregate"),
         script:
             "../scripts/aggregate.py"

@@ -10,8 +10,7 @@ from aimlib.channels import CHANNELS
 from aimlib.pipeline.io import code_version
 from aimlib.pipeline.jobs import resolved_config
 from aimlib.pipeline import paths
-from aimlib.pipeline.paths import (AGG_PATH, FINITE_SIZE_PATH, SE_PATH, SMALL_WIDTH_PATH,
-                                   data_path)
+from aimlib.pipeline.paths import AGG_PATH, FINITE_SIZE_PATH, SE_PATH, SMALL_WIDTH_PATH, data_path
 
 cfg.check(config)
 PLAN = cfg.plan(config)
@@ -30,8 +29,9 @@ def algorithm_version(algorithm, script):
     without the whole registry, plus that algorithm's entry module (closed over its imports,
     lazy ones included), so that changing one algorithm re-runs only its own jobs."""
     entry = ALGORITHMS[algorithm].__module__.removeprefix("aimlib.")
-    return code_version(entry, script=workflow.source_path(f"../scripts/{script}.py"),
-                        exclude=("algorithms",))
+    return code_version(
+        entry, script=workflow.source_path(f"../scripts/{script}.py"), exclude=("algorithms",)
+    )
 
 
 wildcard_constraints:
@@ -59,13 +59,20 @@ def se_files(experiment):
 def se_params(wildcards):
     """Everything an SE curve depends on: its own grid, channel parameter and the tolerance."""
     job = PLAN.se(wildcards)
-    return dict(alphas=list(job.alphas), channel_params=job.channel_params, tol=PLAN.se_tol,
-                allow_unconverged=PLAN.allow_unconverged(job.experiment))
+    return dict(
+        alphas=list(job.alphas),
+        channel_params=job.channel_params,
+        tol=PLAN.se_tol,
+        allow_unconverged=PLAN.allow_unconverged(job.experiment),
+    )
 
 
 def small_width_params(wildcards):
-    return dict(alpha_bars=PLAN.small_width(wildcards.experiment)["alpha_bars"],
-                tol=PLAN.se_tol, allow_unconverged=PLAN.allow_unconverged(wildcards.experiment))
+    return dict(
+        alpha_bars=PLAN.small_width(wildcards.experiment)["alpha_bars"],
+        tol=PLAN.se_tol,
+        allow_unconverged=PLAN.allow_unconverged(wildcards.experiment),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -102,8 +109,11 @@ def group_params(stage):
 
     def get(wildcards):
         g = PLAN.group(stage, wildcards)
-        return dict(options=PLAN.options(stage, g.experiment, g.d), seeds=list(g.seeds),
-                    channel_params=g.channel_params)
+        return dict(
+            options=PLAN.options(stage, g.experiment, g.d),
+            seeds=list(g.seeds),
+            channel_params=g.channel_params,
+        )
 
     return get
 
@@ -139,8 +149,9 @@ def figure_inputs(wildcards):
 def _data_request(stage):
     def get(wildcards, attempt):
         g = PLAN.group(stage, wildcards)
-        return cost.data_job(g, float(wildcards.alpha), PLAN.options(stage, g.experiment, g.d),
-                            attempt=attempt)
+        return cost.data_job(
+            g, float(wildcards.alpha), PLAN.options(stage, g.experiment, g.d), attempt=attempt
+        )
 
     return get
 
@@ -153,8 +164,11 @@ def _light_request(wildcards, attempt):
     return res.light(attempt=attempt)
 
 
-REQUESTS = {**{name: _data_request(name) for name in ALGORITHMS}, "se": _se_request,
-            "light": _light_request}
+REQUESTS = {
+    **{name: _data_request(name) for name in ALGORITHMS},
+    "se": _se_request,
+    "light": _light_request,
+}
 
 
 def request(kind, field):

@@ -4,17 +4,17 @@ rule finite_size:
         unpack(finite_size_inputs),
     output:
         FINITE_SIZE_PATH,
-    params:
-        gap=lambda w: PLAN.gap(w.experiment, w.method),
-        version=script_version("finite_size"),
     log:
         "logs/finite_size/{experiment}_{method}.log",
+    conda:
+        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=request("light", "mem_mb"),
         runtime=request("light", "runtime"),
-    conda:
-        "../../environment.yml"
+    params:
+        gap=lambda w: PLAN.gap(w.experiment, w.method),
+        version=script_version("finite_size"),
     script:
         "../scripts/finite_size.py"
 
@@ -26,20 +26,20 @@ rule figure:
     output:
         pdf="figures/{fig}.pdf",
         png=report("figures/{fig}.png", caption="../report/figure.rst", category="{fig}"),
+    log:
+        "logs/figure/{fig}.log",
+    priority: 40
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=request("light", "mem_mb"),
+        runtime=request("light", "runtime"),
     params:
         caption=lambda w: figure_caption(w.fig, PLAN.exp(w.fig)),
         axes=lambda w: PLAN.axes(w.fig),
         style=PLAN.style,
         version=script_version("figure"),
-    log:
-        "logs/figure/{fig}.log",
-    priority: 40
-    threads: 1
-    resources:
-        mem_mb=request("light", "mem_mb"),
-        runtime=request("light", "runtime"),
-    conda:
-        "../../environment.yml"
     script:
         "../scripts/figure.py"
 
@@ -48,16 +48,16 @@ rule config_record:
     """The resolved configuration (defaults filled in) next to the figures, for the report."""
     output:
         report("figures/config.yaml", caption="../report/config.rst", category="configuration"),
-    params:
-        config=lambda w: resolved_config(config),
-        version=script_version("config_record"),
     log:
         "logs/config_record.log",
+    conda:
+        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=request("light", "mem_mb"),
         runtime=request("light", "runtime"),
-    conda:
-        "../../environment.yml"
+    params:
+        config=lambda w: resolved_config(config),
+        version=script_version("config_record"),
     script:
         "../scripts/config_record.py"

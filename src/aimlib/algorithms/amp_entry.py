@@ -16,9 +16,13 @@ class AMP(Algorithm):
     label: ClassVar[str] = "AMP"
     OPTIONS: ClassVar[type] = AMPOptions
     OPTION_SCHEMA: ClassVar[dict] = {
-        "damping": {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
-        "tol": {"$ref": "#/$defs/positive"},
-        "max_iter": {"type": "integer", "minimum": 1},
+        "damping": {"type": "number", "minimum": 0, "exclusiveMaximum": 1,
+                    "description": "output-side damping of the first attempt (restarts damp "
+                                   "more)"},
+        "tol": {"$ref": "#/$defs/positive",
+                "description": "convergence: (1/d) ||S_new - S||^2 below it"},
+        "max_iter": {"type": "integer", "minimum": 1,
+                     "description": "iteration budget of a run, restarts included"},
         "dtype": {"description": "precision of the tokens and of the two large products "
                                  "(float32 halves memory and time; everything else stays "
                                  "float64); \"auto\" uses float32 from d >= 500",

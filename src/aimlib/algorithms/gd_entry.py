@@ -18,9 +18,11 @@ class GD(Algorithm):
     label: ClassVar[str] = "GD"
     OPTIONS: ClassVar[type] = GDOptions
     OPTION_SCHEMA: ClassVar[dict] = {
-        "inits": {"type": "integer", "minimum": 1},
-        "steps": {"type": "integer", "minimum": 1},
-        "lr": {"$ref": "#/$defs/positive"},
+        "inits": {"type": "integer", "minimum": 1,
+                  "description": "initialisations K on the same data (AGD averages them)"},
+        "steps": {"type": "integer", "minimum": 1,
+                  "description": "Adam steps (the cap under stop: holdout)"},
+        "lr": {"$ref": "#/$defs/positive", "description": "Adam's learning rate"},
         "dtype": {"description": "precision of the tokens and of the two matrix products per "
                                  "Adam step (float32 is about twice as fast; its errors agree "
                                  "with float64 to about 1e-7, far inside the seed spread); "
@@ -31,8 +33,11 @@ class GD(Algorithm):
                                 "it; steps: every initialisation runs `steps` steps (the "
                                 "paper's protocol)",
                  "enum": ["holdout", "steps"]},
-        "stop_window": {"type": "integer", "minimum": 1},
-        "stop_tol": {"$ref": "#/$defs/positive"},
+        "stop_window": {"type": "integer", "minimum": 1,
+                        "description": "steps between two held-out tests (stop: holdout)"},
+        "stop_tol": {"$ref": "#/$defs/positive",
+                     "description": "relative fall of the held-out loss over a window below "
+                                    "which an initialisation stops (stop: holdout)"},
         "holdout": {"description": "held-out samples of the stopping test, a fraction of n "
                                    "(fresh draws of the teacher, never trained on)",
                     "type": "number", "exclusiveMinimum": 0, "maximum": 1},

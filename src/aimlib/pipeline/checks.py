@@ -175,12 +175,15 @@ def schema(schema_path) -> dict:
     defs["channel"]["oneOf"][1]["items"]["enum"] = names
     for sub, ref in (("channel_grid", "#/$defs/grid"), ("axes", "#/$defs/axes")):
         target = defs[sub]["oneOf"][1] if sub == "channel_grid" else defs[sub]
+        what = "grid" if sub == "channel_grid" else "panel's axes"
         for c in names:
-            target["properties"].setdefault(c, {"$ref": ref})
+            target["properties"].setdefault(c, {"$ref": ref,
+                                                "description": f"the {c} channel's {what}"})
     gap = defs["experiment"]["properties"]["gap"]
     for c in names:
         gap["properties"][c] = {"type": "array", "minItems": 1,
-                                "items": {"$ref": "#/$defs/positive"}}
+                                "items": {"$ref": "#/$defs/positive"},
+                                "description": f"the {c} alphas of the finite-size gap"}
     # T has no schema minimum: each channel's own rule (check) names its smallest T
     for cls in CHANNELS.values():
         if cls.PARAM:
@@ -190,7 +193,9 @@ def schema(schema_path) -> dict:
                 defs[block]["properties"].setdefault(cls.PARAM, entry)
     # one stage block per algorithm: the data keys, its variant (if it has one) and its options
     # with their defaults
-    variant = {"oneOf": [{"enum": []}, {"type": "array", "minItems": 1, "items": {"enum": []}}]}
+    variant = {"oneOf": [{"enum": []}, {"type": "array", "minItems": 1, "items": {"enum": []}}],
+               "description": "output function(s) the algorithm runs with (hardmax: exact, or "
+                              "the published density)"}
     names_v = sorted({v for c in CHANNELS.values() for v in c.VARIANTS})
     variant["oneOf"][0]["enum"] = names_v
     variant["oneOf"][1]["items"]["enum"] = names_v

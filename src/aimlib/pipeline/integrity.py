@@ -10,10 +10,14 @@ by the Snakefile before the DAG is built, closes that hole:
    signature and, for netCDF-4/HDF5, that the file is as long as its superblock says, which
    catches a truncated file without opening it); a corrupt one is moved aside to
    ``<name>.corrupt``;
-2. every file made from a missing one (an aggregate from its data files, a fit from its
-   aggregates, a figure from its inputs), transitively, is removed, so that the run remakes the
+2. every file that was made from a cache that is now missing (an aggregate from its data
+   files, a fit from its aggregates, a figure from its inputs: the inputs Snakemake recorded
+   for it in ``.snakemake/metadata``), transitively, is removed, so that the run remakes the
    missing cache and everything downstream.  These are the cheap jobs; a data job or an SE
-   curve reads no cache and is never removed here.
+   curve reads no cache and is never removed here.  A file made under another configuration
+   (an aggregate over other alphas) is left alone: its recorded inputs are all present.  Where
+   Snakemake recorded nothing, a file is removed only if one of its inputs was moved aside as
+   corrupt.
 
 The same command then repairs the workflow: one line per corrupt cache, no traceback.
 """
@@ -58,6 +62,22 @@ def cache_problem(path: str | os.PathLike) -> str | None:
     if size < eof:
         return f"truncated ({size} bytes of the {eof} its superblock records)"
     return None
+
+
+def _recorded_inputs(root: Path, output: str) -> list[str] | None:
+    """The inputs Snakemake recorded for ``output`` when it made it (its file-based metadata,
+    ``.snakemake/metadata/<urlsafe base64 of the path>``), or ``None`` without a record."""
+    import base64
+    import json
+
+    b64 = base64.urlsafe_b64encode(output.encode()).decode()
+    parts = [b64[i:i + 254] for i in range(0, len(b64), 254)]
+    parts = ["@" + p for p in parts[:-1]] + [parts[-1]]
+    path = root.joinpath(".snakemake", "metadata", *parts)
+    try:
+        return list(json.loads(path.read_text()).get("input") or [])
+    except (OSError, ValueError):
+        return None
 
 
 def _hdf5_eof(head: bytes) -> int | None:
@@ -129,15 +149,23 @@ def repair(jobs, root: str | os.PathLike = ".", *, dry_run: bool = False) -> Rep
         lines.append(f"aimlib: corrupt cache {j.output}: {problem}; "
                      f"{'would be ' if dry_run else ''}moved aside to {moved.name} and remade")
         missing.add(j.output)
-    # remove, transitively, every present output made from a missing file
+    # remove, transitively, every present output made from a file that is now missing
+    corrupt = {j.output for j in jobs
+               if (root / (j.output + CORRUPT_SUFFIX)).exists() and j.output in missing}
+    recorded = {j.output: _recorded_inputs(root, j.output) for j in jobs if j.inputs}
     stale = []
     changed = True
     while changed:
         changed = False
         for j in jobs:
-            if j.output in missing or not j.inputs:
+            if j.output in missing or not j.inputs or not (root / j.output).exists():
                 continue
-            if any(i in missing for i in j.inputs) and (root / j.output).exists():
+            made_from = recorded[j.output]
+            if made_from is None:  # no record: only a quarantined input makes it stale
+                hit = any(i in corrupt for i in j.inputs)
+            else:
+                hit = any(i in missing or not (root / i).exists() for i in made_from)
+            if hit:
                 missing.add(j.output)
                 stale.append(j)
                 changed = True

@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["start_run", "job_done", "progress_line", "RUN_DIR", "LONG_RUN_HOURS",
+__all__ = ["start_run", "job_done", "progress_line", "cores_given", "RUN_DIR", "LONG_RUN_HOURS",
            "PAUSE_SECONDS", "REPORT_SECONDS"]
 
 #: Where a run keeps its job list and the finished jobs (relative to the working directory).
@@ -39,6 +39,15 @@ LONG_RUN_HOURS = 2.0
 PAUSE_SECONDS = 10.0
 #: At most one progress line per this many seconds (``AIMLIB_PROGRESS_SECONDS`` overrides).
 REPORT_SECONDS = 60.0
+
+
+def cores_given(workflow) -> int | None:
+    """The ``--cores`` of a Snakemake run (``None`` where it has none, e.g. a dry run without
+    ``--cores``)."""
+    try:
+        return workflow._cores
+    except Exception:
+        return None
 
 
 def _report_seconds() -> float:

@@ -1,0 +1,89 @@
+"""mkdocs hook: write the generated pages (docs/generated/, git-ignored) before the build.
+
+- configuration.md: every config key from the completed schema;
+- cli.md: ``aimlib --help`` and every subcommand's;
+- figures.md: the figure registry with the README's images;
+- workflow.md: the README's workflow guide, with its links made relative to the site;
+- tutorial.md: examples/tutorial.ipynb as a page (its cells, without outputs).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "docs" / "generated"
+
+#: The README's images of each figure, best first, with what each is.
+IMAGES = {
+    "fig1a": [("fig1a.png", "the paper preset's SE curves"),
+              ("fig1a_paper_lite.png", "with AMP at the paper's sizes, 2 seeds")],
+    "fig1b": [("fig1b.png", "the paper preset")],
+    "fig2a": [("fig2a.png", "the paper preset")],
+    "fig2b": [("fig2b_quick.png", "the quick preset")],
+    "fig3": [("fig3_finite_size.png", "config/finite_size.yaml")],
+    "fig4": [("fig4_paper_lite.png", "the paper's sizes, 2 seeds")],
+    "fig5": [("fig5.png", "the paper preset")],
+    "fig6": [("fig6_paper_lite.png", "the paper's sizes, 2 seeds")],
+    "fig7": [("fig7_paper_lite.png", "the paper's sizes, 2 seeds")],
+    "fig8": [("fig8_paper_lite.png", "the paper's sizes, 2 seeds")],
+    "fig9": [("fig9_paper_lite.png", "config/paper_lite.yaml")],
+    "fig_steps": [("fig_steps_paper_lite.png", "config/paper_lite.yaml")],
+}
+
+
+def _workflow_guide() -> str:
+    """README from "## The workflow" to "## The figures", links rewritten for the site."""
+    text = (ROOT / "README.md").read_text()
+    start = text.index("## The workflow")
+    end = text.index("## The figures")
+    body = "# Workflow guide\n\n" + text[start:end].replace("## The workflow", "", 1)
+    body = body.replace("](docs/theory.md", "](../theory.md")
+    # links into the repository (sources, configs) become plain code: the site has no copy
+    body = re.sub(r"\[([^\]]+)\]\((?!https?://|\.\./|#)([^)]+)\)", r"\1 (`\2`)", body)
+    return body
+
+
+def _tutorial() -> str:
+    """The tutorial notebook's cells as Markdown (the notebook itself is run by the tests)."""
+    import json
+
+    nb = json.loads((ROOT / "examples" / "tutorial.ipynb").read_text())
+    out = ["!!! note \"Run it\"",
+           "    This page is `examples/tutorial.ipynb`: open it in Jupyter to run it "
+           "(`pip install -e '.[test]'` brings the kernel).", ""]
+    for cell in nb["cells"]:
+        src = "".join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            out += [src, ""]
+        else:
+            out += ["```python", src, "```", ""]
+    return "\n".join(out)
+
+
+def on_pre_build(config, **kwargs) -> None:
+    from aimlib.pipeline.reference import cli_reference, config_reference, figure_gallery
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    img = OUT / "img"
+    img.mkdir(exist_ok=True)
+    images = {}
+    for fig, entries in IMAGES.items():
+        for name, caption in entries:
+            src = ROOT / "figures" / "readme" / name
+            if src.exists():
+                shutil.copy(src, img / name)
+                images.setdefault(fig, []).append((f"img/{name}", caption))
+    pages = {
+        "configuration.md": config_reference(ROOT / "config" / "schema.yaml"),
+        "cli.md": cli_reference(),
+        "figures.md": figure_gallery(images),
+        "workflow.md": _workflow_guide(),
+        "tutorial.md": _tutorial(),
+    }
+    for name, text in pages.items():
+        path = OUT / name
+        if not path.exists() or path.read_text() != text:  # keep mtimes for `mkdocs serve`
+            path.write_text(text)

@@ -1,0 +1,152 @@
+"""Reference pages generated from the code, for the docs site (``docs/hooks.py``): the
+configuration keys from the completed schema (:func:`config_reference`), the command line from
+its parser (:func:`cli_reference`) and the figure gallery from the figure registry
+(:func:`figure_gallery`).  Generated, so they cannot fall behind what they describe.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["config_keys", "config_reference", "cli_reference", "figure_gallery"]
+
+
+def _resolve(node: dict, root: dict) -> dict:
+    """A schema node with its ``$ref`` followed (the referenced definition, merged under the
+    node's own keys)."""
+    seen = set()
+    while "$ref" in node and node["$ref"] not in seen:
+        seen.add(node["$ref"])
+        target = root
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+    return node
+
+
+def _type(node: dict, root: dict) -> str:
+    """A short type of a schema node: ``number``, ``integer or list of integer``, ``one of
+    a, b``, ``object`` ..."""
+    node = _resolve(node, root)
+    if "enum" in node:
+        return "one of " + ", ".join(f"`{v}`" for v in node["enum"]) if node["enum"] \
+            else "a registry name"
+    if "oneOf" in node:
+        return " or ".join(dict.fromkeys(_type(b, root) for b in node["oneOf"]))
+    t = node.get("type")
+    if t == "array":
+        items = node.get("items")
+        if items:
+            return f"list of {_type(items, root)}"
+        if node.get("prefixItems"):
+            return "[" + ", ".join(_type(i, root) for i in node["prefixItems"]) + "]"
+        return "list"
+    if t == "object":
+        return "mapping"
+    if t == "number" and ("exclusiveMinimum" in node or "minimum" in node):
+        bound = (f"> {node['exclusiveMinimum']}" if "exclusiveMinimum" in node
+                 else f">= {node['minimum']}")
+        return f"number {bound}"
+    if t == "integer" and "minimum" in node:
+        return f"integer >= {node['minimum']}"
+    return t or "any"
+
+
+def _props(node: dict, root: dict) -> dict:
+    """The properties of an object node, those of its ``allOf`` parts included."""
+    node = _resolve(node, root)
+    out = {}
+    for sub in node.get("allOf", []):
+        out.update(_props(sub, root))
+    out.update(node.get("properties", {}))
+    return out
+
+
+def config_keys(schema: dict) -> list[tuple[str, str, object, str]]:
+    """Every configuration key as ``(path, type, default, description)``, depth first;
+    ``experiments.<name>`` stands for any experiment and ``<channel>`` for a channel's name."""
+    rows: list[tuple[str, str, object, str]] = []
+
+    def walk(prefix: str, node: dict, depth: int) -> None:
+        node = _resolve(node, schema)
+        for key, sub in _props(node, schema).items():
+            full = _resolve(sub, schema)
+            path = f"{prefix}.{key}" if prefix else key
+            rows.append((path, _type(sub, schema), full.get("default"),
+                         " ".join(str(full.get("description", sub.get("description", "")))
+                                  .split())))
+            if depth < 4 and (full.get("type") == "object" or _props(full, schema)):
+                walk(path, full, depth + 1)
+            for branch in full.get("oneOf", []):  # a grid, or one grid per channel
+                b = _resolve(branch, schema)
+                if depth < 4 and _props(b, schema):
+                    walk(path, b, depth + 1)
+        extra = node.get("additionalProperties")
+        if isinstance(extra, dict) and prefix == "experiments":
+            walk(f"{prefix}.<name>", extra, depth + 1)
+
+    walk("", schema, 0)
+    return rows
+
+
+def config_reference(schema_path: str | Path) -> str:
+    """The configuration reference as Markdown: one table row per key of the schema completed
+    from the registries (:func:`aimlib.pipeline.checks.schema`)."""
+    from aimlib.pipeline.checks import schema
+
+    sch = schema(schema_path)
+    lines = ["# Configuration reference", "",
+             "Every key a config file may set, generated from `config/schema.yaml` as completed "
+             "from the channel and algorithm registries (`aimlib.pipeline.checks.schema`). "
+             "`experiments.<name>` is any experiment (a figure of the registry, or one of your "
+             "own). The presets are described in `config/README.md`.", "",
+             "| key | type | default | meaning |", "|---|---|---|---|"]
+    for path, typ, default, desc in config_keys(sch):
+        d = "" if default is None else f"`{default}`"
+        lines.append(f"| `{path}` | {typ.replace('|', '/')} | {d} | {desc.replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
+
+
+def cli_reference() -> str:
+    """The command line's reference as Markdown: ``aimlib --help`` and every subcommand's."""
+    import argparse
+    import os
+
+    from aimlib.cli import build_parser
+
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"
+    try:
+        parser = build_parser()
+        lines = ["# Command line", "",
+                 "`aimlib` (also `python -m aimlib`), generated from its parser.", "",
+                 "```text", parser.format_help().rstrip(), "```", ""]
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        for name, p in sub.choices.items():
+            lines += [f"## aimlib {name}", "", "```text", p.format_help().rstrip(), "```", ""]
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = old
+    return "\n".join(lines)
+
+
+def figure_gallery(images: dict[str, list[tuple[str, str]]]) -> str:
+    """The figure gallery as Markdown from the figure registry: per figure, what it shows, the
+    paper figure it reproduces, the corrections it carries, and the ``images`` given for it
+    (``{fig: [(path, caption), ...]}``)."""
+    from aimlib.figures.registry import FIGURES
+
+    lines = ["# Figures", "",
+             "Every figure of the registry (`aimlib.figures.registry.FIGURES`), with the paper "
+             "figure it reproduces and the corrections it carries. The images are the ones in "
+             "the README (`figures/readme/`): the paper preset's SE figures, the paper's sizes "
+             "with 2 seeds (`config/paper_lite.yaml`) or the quick preset, as each caption "
+             "says.", ""]
+    for name, spec in FIGURES.items():
+        lines += [f"## {name}", "", f"**Paper:** {spec.paper}.", "", spec.shows, "",
+                  f"**Corrections:** {spec.corrections}", ""]
+        for path, caption in images.get(name, []):
+            lines += [f"![{name}, {caption}]({path})", "", f"*{caption}*", ""]
+    return "\n".join(lines)
