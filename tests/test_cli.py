@@ -139,6 +139,55 @@ def test_help(capsys, sub):
     assert exc.value.code == 0
     out = capsys.readouterr().out
     assert "usage: aimlib" in out and re.search(r"examples:\n +aimlib ", out)
+    # each default stated once, none for required arguments, flags or None
+    assert "(default: None)" not in out and "(default: False)" not in out
+    assert not re.search(r"\(default:[^)]*\)\s*\(default:", " ".join(out.split()))
+
+
+def test_help_names_only_the_channels_a_subcommand_takes(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["gd", "--help"])
+    gd_help = " ".join(capsys.readouterr().out.split())
+    T_help = gd_help.split("--T T tokens", 1)[1].split("--", 1)[0]
+    assert "softmax 2" in T_help and "gaussian 1" in T_help and "hardmax" not in T_help
+    with pytest.raises(SystemExit):
+        cli.main(["thresholds", "--help"])
+    capsys.readouterr()
+    cli.main(["thresholds", "--rho", "0.5"])
+    out = capsys.readouterr().out
+    assert "(2 rho - rho^2 for rho <= 1, else 1)" in out and "(1 above)" not in out
+
+
+def test_se_plot_draws_the_curve_it_prints(capsys, tmp_path):
+    """`aimlib se ... --plot FILE` saves a picture, and its figure's line is the printed error
+    against alpha_bar."""
+    import matplotlib.image as mpimg
+    import matplotlib.pyplot as plt
+
+    out_png = tmp_path / "se.png"
+    cli.main(["se", "softmax", "--rho", "0.5", "--grid", "0.05", "1.2", "12", "--grid-in",
+              "alpha_bar", "--format", "csv", "--plot", str(out_png)])
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    img = mpimg.imread(out_png)
+    assert img.shape[0] > 300 and img.std() > 0.05  # a real picture, not a blank canvas
+    typed = [{"alpha_bar": float(r["alpha_bar"]), "error": float(r["error"]),
+              "converged": r["converged"] == "yes"} for r in rows]
+    fig = cli.se_figure(typed, "SE")
+    (line,) = [ln for ln in fig.axes[0].get_lines() if ln.get_label() == "SE"]
+    ok = [r for r in typed if r["converged"]]
+    assert np.allclose(line.get_xdata(), [r["alpha_bar"] for r in ok])
+    assert np.allclose(line.get_ydata(), [r["error"] for r in ok])
+    assert np.allclose([r["alpha_bar"] for r in typed], np.linspace(0.05, 1.2, 12))
+    plt.close(fig)
+
+
+def test_progress_bar_closes_with_the_stop_reason(capsys):
+    cli.main(["amp", "hardmax", "--rho", "0.5", "--alpha", "0.4583", "--d", "40", "--progress"])
+    err = capsys.readouterr().err
+    last = err.replace("\r", "\n").strip().splitlines()[-1]
+    m = re.search(r"(\d+)/(\d+) \[", last)
+    assert m and m.group(1) == m.group(2), last  # the bar ends where the run did
+    assert "stopped: converged" in last or "stopped: " in last
 
 
 def test_module_and_console_script():

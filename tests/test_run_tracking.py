@@ -84,7 +84,8 @@ def test_start_run_counts_only_the_dags_jobs(mini, tmp_path):
     assert est.total_jobs == n and est.jobs["fig2b"] == n and est.jobs["fig1a"] == 0
     assert f"of this run ({n} jobs to run" in text and "fig1a" not in text
     assert slept == []  # seconds of work: no pause
-    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    (rec,) = (tmp_path / "run").glob("run-*.json")
+    record = json.loads(rec.read_text())
     assert set(record["jobs"]) == {j.output for j in jobs if j.experiment == "fig2b"}
 
 
@@ -107,7 +108,8 @@ def test_progress_lines_are_cost_weighted(mini, tmp_path, monkeypatch):
     monkeypatch.setenv("AIMLIB_PROGRESS_SECONDS", "100")
     jobs = [j for j in cost.planned_jobs(mini) if j.experiment == "fig2b"]
     est, _, _, logfile = _fake_run(tmp_path, mini, [j.output for j in jobs], cores=2)
-    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    (rec,) = (tmp_path / "run").glob("run-*.json")
+    run = json.loads(rec.read_text())
     t0 = run["started"]
     lines = []
     for i, j in enumerate(jobs):

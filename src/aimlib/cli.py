@@ -28,7 +28,7 @@ import numpy as np
 from aimlib import __version__
 from aimlib.channels import CHANNELS as _REGISTRY
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "se_figure"]
 
 CHANNELS = tuple(_REGISTRY)
 
@@ -216,21 +216,15 @@ def _cmd_se(args) -> int:
     return 0
 
 
-def _plot_se(rows: list[dict], args) -> None:
-    """``aimlib se ... --plot FILE``: the rows just printed, error against alpha_bar; points that
-    did not converge are drawn hollow and left off the line."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+def se_figure(rows: list[dict], label: str):
+    """The figure ``aimlib se --plot`` saves: the printed rows' error against alpha_bar, a line
+    through the converged points and hollow circles at the others."""
     import matplotlib.pyplot as plt
 
-    x = np.array([r["alpha_bar"] for r in rows])
-    y = np.array([r["error"] for r in rows])
+    x = np.array([r["alpha_bar"] for r in rows], dtype=float)
+    y = np.array([r["error"] for r in rows], dtype=float)
     ok = np.array([r["converged"] for r in rows], dtype=bool)
     fig, ax = plt.subplots(figsize=(4.5, 3.4), layout="constrained")
-    variant = "" if args.variant == "exact" else f" ({args.variant})"
-    T = f", T = {args.T}" if args.T else ""
-    label = f"SE {args.channel}{variant}, rho = {args.rho:g}{T}"
     ax.plot(x[ok], y[ok], "-o" if len(x) <= 40 else "-", ms=3, label=label)
     if (~ok).any():
         ax.plot(x[~ok], y[~ok], "o", mfc="none", ms=5, label="not converged")
@@ -240,6 +234,19 @@ def _plot_se(rows: list[dict], args) -> None:
         ax.set_xscale("log")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
+    return fig
+
+
+def _plot_se(rows: list[dict], args) -> None:
+    """``aimlib se ... --plot FILE``: :func:`se_figure` of the rows just printed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    variant = "" if args.variant == "exact" else f" ({args.variant})"
+    T = f", T = {args.T}" if args.T else ""
+    fig = se_figure(rows, f"SE {args.channel}{variant}, rho = {args.rho:g}{T}")
     fig.savefig(args.plot, dpi=150)
     plt.close(fig)
     print(f"wrote {args.plot}", file=sys.stderr)

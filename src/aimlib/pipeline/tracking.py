@@ -9,7 +9,7 @@ user who did not mean to start it can press Ctrl-C with nothing started (config 
 ``pause_long_runs: false`` skips the wait).
 
 Each job, as it finishes (:func:`job_done`, called by :func:`aimlib.pipeline.jobs.job_log`),
-appends its output and CPU-seconds to ``.snakemake/aimlib/done.log`` and, at most every
+appends its output and CPU-seconds to its run's ``run-<pid>.log`` and, at most every
 ``REPORT_SECONDS`` (and after the last job), prints one line of cost-weighted progress to the
 terminal and into Snakemake's log file (``.snakemake/log/*.snakemake.log``), e.g.::
 
@@ -97,16 +97,19 @@ def start_run(config: dict, outputs, cores: int | None, logfiles=(), *, local: b
                    scope=f"of this run ({len(jobs)} jobs to run; finished ones not counted)")
     print(est.summary(cores), file=out)
     run_dir.mkdir(parents=True, exist_ok=True)
-    record = {"started": time.time(), "cores": int(cores or 1),
+    _forget_finished_runs(run_dir)
+    record = {"started": time.time(), "cores": int(cores or 1), "pid": os.getpid(),
               "logfiles": [str(f) for f in logfiles],
               "jobs": {j.output: [j.experiment or "config", j.stage,
                                   0.0 if j.gpu else j.seconds + JOB_STARTUP_SECONDS,
                                   j.seconds if j.gpu else 0.0] for j in jobs}}
-    tmp = run_dir / "run.json.tmp"
+    # one record per run (Snakemake lets runs with disjoint outputs share a folder)
+    me = run_dir / f"run-{os.getpid()}"
+    (me.with_suffix(".log")).write_text("")
+    tmp = me.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(record))
-    os.replace(tmp, run_dir / "run.json")
-    (run_dir / "done.log").write_text("")
-    (run_dir / "last_report").unlink(missing_ok=True)
+    os.replace(tmp, me.with_suffix(".json"))
+    me.with_suffix(".stamp").unlink(missing_ok=True)
     wall = est.wall_hours(cores or 1)
     if local and pause and wall > LONG_RUN_HOURS:
         print(f"aimlib: this run is about {wall:.1f} h of wall time at {cores or 1} cores on "
@@ -119,10 +122,44 @@ def start_run(config: dict, outputs, cores: int | None, logfiles=(), *, local: b
     return est
 
 
-def _read_run(run_dir: Path):
+def _alive(pid: int) -> bool:
     try:
-        run = json.loads((run_dir / "run.json").read_text())
-        done_text = (run_dir / "done.log").read_text()
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _forget_finished_runs(run_dir: Path) -> None:
+    """Remove the records of runs whose Snakemake process has ended."""
+    for rec in run_dir.glob("run-*.json"):
+        try:
+            pid = int(rec.stem.removeprefix("run-"))
+        except ValueError:
+            continue
+        if not _alive(pid):
+            for suffix in (".json", ".log", ".stamp"):
+                rec.with_suffix(suffix).unlink(missing_ok=True)
+
+
+def _find_run(run_dir: Path, output: str) -> Path | None:
+    """The record of the newest run whose jobs include ``output``."""
+    recs = sorted(run_dir.glob("run-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for rec in recs:
+        try:
+            if output in json.loads(rec.read_text())["jobs"]:
+                return rec
+        except (OSError, ValueError, KeyError):
+            continue
+    return None
+
+
+def _read_run(rec: Path):
+    try:
+        run = json.loads(rec.read_text())
+        done_text = rec.with_suffix(".log").read_text()
     except (OSError, ValueError):
         return None, None
     done = {}
@@ -182,14 +219,17 @@ def job_done(output: str, cpu_seconds: float, *, out=None, run_dir: Path | None 
     record existed, or a job run outside Snakemake).
     """
     run_dir = RUN_DIR if run_dir is None else Path(run_dir)
-    run, done = _read_run(run_dir)
-    if run is None or output not in run["jobs"]:
+    rec = _find_run(run_dir, output) if run_dir.is_dir() else None
+    if rec is None:
+        return None
+    run, done = _read_run(rec)
+    if run is None:
         return None
     now = time.time() if now is None else now
-    with open(run_dir / "done.log", "a") as f:  # one short append: atomic with O_APPEND
+    with open(rec.with_suffix(".log"), "a") as f:  # one short append: atomic with O_APPEND
         f.write(f"{output}\t{cpu_seconds:.3f}\t{now:.1f}\n")
     done[output] = cpu_seconds
-    stamp = run_dir / "last_report"
+    stamp = rec.with_suffix(".stamp")
     last = stamp.stat().st_mtime if stamp.exists() else run["started"]
     all_done = all(o in done for o in run["jobs"])
     if not all_done and now - last < _report_seconds():
