@@ -64,7 +64,8 @@ def _tutorial() -> str:
 
 
 def on_pre_build(config, **kwargs) -> None:
-    from aimlib.pipeline.reference import cli_reference, config_reference, figure_gallery
+    from aimlib.cli import reference_markdown as cli_reference
+    from aimlib.pipeline.reference import config_reference, figure_gallery
 
     OUT.mkdir(parents=True, exist_ok=True)
     img = OUT / "img"

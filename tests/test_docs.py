@@ -5,8 +5,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from aimlib.cli import reference_markdown as cli_reference
 from aimlib.pipeline.checks import schema
-from aimlib.pipeline.reference import cli_reference, config_keys, figure_gallery
+from aimlib.pipeline.reference import config_keys, figure_gallery
 
 
 def test_every_config_key_is_documented(root):

@@ -124,8 +124,8 @@ def test_fig1a_shows_how_many_seeds_converged():
     (diamond,) = [ln for ln in ax.get_lines() if ln.get_marker() == "D"]
     assert diamond.get_xdata().tolist() == [1.0] and diamond.get_ydata().tolist() == [0.2]
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    for text in ("no seed converged: mean of final iterates",
-                 "k of n seeds converged (mean over k)", "one seed: no error bar"):
+    for text in ("no seed converged (final iterates)", "k of n seeds converged",
+                 "one seed (no error bar)"):
         assert text in legend, legend
     # an error bar at the point of two seeds, none at the point of one (std 0 is no spread)
     (bars,) = [c for c in ax.collections if c.__class__.__name__ == "LineCollection"]
@@ -162,7 +162,7 @@ def test_unconverged_points_are_drawn_alike_in_every_figure(fig, attrs):
     assert sorted(t.get_text() for t in ax.texts) == ["0/2", "1/2"]
     (diamond,) = [ln for ln in ax.get_lines() if ln.get_marker() == "D"]
     assert diamond.get_xdata().tolist() == [0.3]
-    assert "no seed converged: mean of final iterates" in [
+    assert "no seed converged (final iterates)" in [
         t.get_text() for t in ax.get_legend().get_texts()]
 
 

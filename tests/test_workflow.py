@@ -189,6 +189,13 @@ def _check_drawn_data(workdir, fig):
 def test_quick_preset_end_to_end(workdir):
     res = _snakemake(workdir, "--cores", "2", "--configfile", "config/quick.yaml")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    # the cost of this run's jobs before the first, and progress lines that end at all done,
+    # in the terminal and in Snakemake's log
+    out = res.stdout + res.stderr
+    n = int(re.search(r"estimated cost of this run \((\d+) jobs to run", out).group(1))
+    assert f"all {n}/{n} jobs" in out
+    (log,) = (workdir / ".snakemake" / "log").glob("*.snakemake.log")
+    assert f"all {n}/{n} jobs" in log.read_text()
     for f in FIGS:
         for ext in ("pdf", "png"):
             p = workdir / "figures" / f"{f}.{ext}"

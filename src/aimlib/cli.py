@@ -28,7 +28,7 @@ import numpy as np
 from aimlib import __version__
 from aimlib.channels import CHANNELS as _REGISTRY
 
-__all__ = ["build_parser", "main", "se_figure"]
+__all__ = ["build_parser", "main", "se_figure", "reference_markdown"]
 
 CHANNELS = tuple(_REGISTRY)
 
@@ -383,6 +383,29 @@ def build_parser() -> argparse.ArgumentParser:
         output_args(p)
         p.set_defaults(func=_cmd_algorithm)
     return parser
+
+
+def reference_markdown() -> str:
+    """The command line's reference as Markdown: ``aimlib --help`` and every subcommand's."""
+    import argparse
+    import os
+
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"
+    try:
+        parser = build_parser()
+        lines = ["# Command line", "",
+                 "`aimlib` (also `python -m aimlib`), generated from its parser.", "",
+                 "```text", parser.format_help().rstrip(), "```", ""]
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        for name, p in sub.choices.items():
+            lines += [f"## aimlib {name}", "", "```text", p.format_help().rstrip(), "```", ""]
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = old
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -182,12 +182,16 @@ MARKER_KINDS = {
     "below": (dict(marker="v", ls="none", color="0.35"), "mean below the axis"),
     "above": (dict(marker="^", ls="none", color="0.35"), "mean above the axis"),
     "none_converged": (dict(marker="D", ls="none", color="0.35", mfc="white", ms=4),
-                       "no seed converged: mean of final iterates"),
+                       "no seed converged (final iterates)"),
     "counts": (dict(marker="$k/n$", ls="none", color="0.35", ms=14),
-               "k of n seeds converged (mean over k)"),
+               "k of n seeds converged"),
     "one_seed": (dict(marker="o", ls="none", color="0.35", mfc="white"),
-                 "one seed: no error bar"),
+                 "one seed (no error bar)"),
 }
+
+#: A legend with more entries than this goes beside the axes (the figure widens to keep the
+#: axes' size), so that it covers no data.
+LEGEND_INSIDE_MAX = 7
 
 
 def _mark(ax, kind: str) -> None:
@@ -207,9 +211,12 @@ def _legend(ax, **kw):
         props, text = MARKER_KINDS[kind]
         handles.append(Line2D([], [], **props))
         labels.append(text)
-    if handles:
-        return ax.legend(handles, labels, **kw)
-    return None
+    if not handles:
+        return None
+    if len(handles) > LEGEND_INSIDE_MAX and len(ax.figure.axes) == 1:
+        kw.update(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, ncol=1)
+        ax.figure.set_figwidth(ax.figure.get_figwidth() * 1.5)
+    return ax.legend(handles, labels, **kw)
 
 
 def _axes(ax, axes: Mapping | None):
@@ -275,7 +282,8 @@ def _amp_markers(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=N
         color = color_of(agg) if color_of else rho_color(rho, style)
         xs = agg[x].values
         lab = label(agg) if callable(label) else label
-        conv, runs = agg["n_converged"].values, agg["n_runs"].values
+        conv = agg["n_converged"].values
+        runs = agg["n_runs"].values if "n_runs" in agg else conv  # older aggregates
         yerr = np.where(conv >= 2, agg["std"].values, np.nan)
         ax.errorbar(xs, agg["mean"].values, yerr=yerr, fmt=marker, color=color,
                     ms=style["marker_size"], mfc=color if filled else "white",
@@ -284,7 +292,7 @@ def _amp_markers(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=N
             label = None
         if ((conv == 1) & (runs >= 1)).any():
             _mark(ax, "one_seed")
-        mean_all = agg["mean_all"].values
+        mean_all = agg["mean_all"].values if "mean_all" in agg else agg["mean"].values
         for xv, m, ma, k, n in zip(xs, agg["mean"].values, mean_all, conv, runs, strict=True):
             y = m if k > 0 else ma
             if k < n and np.isfinite(y):
@@ -694,7 +702,7 @@ def _fig3_alpha_panel(ax, channel, tag, curves, amp, agd, s, dcol) -> None:
     ax.set_xlabel(r"$\alpha = n/d^2$")
     ax.set_ylabel("estimation error")
     ax.set_title(rf"{tag} {channel}, $T=2$, $\rho={_fmt_rho(rho)}$")
-    _legend(ax, loc="lower left", frameon=False, ncol=2)
+    _legend(ax, loc="lower left", frameon=False, ncol=2, fontsize=s["font_size"] - 3)
 
 
 #: Horizontal spacing of the d -> infinity values of fig3 (d), left of 1/d = 0.
@@ -763,6 +771,7 @@ def _fig3_gap_panels(ax_gap, ax_ext, finite_size, s) -> None:
     ax_ext.set_ylim(0.0, 1.1)
     ax_ext.grid(True, which="major", alpha=0.25)
     ax_ext.axvline(0.0, color="0.6", lw=0.6)
+    ax_ext.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(5))
     from matplotlib.lines import Line2D
 
     ax_ext.legend([Line2D([], [], marker="o", ls="none", color="0.35"),

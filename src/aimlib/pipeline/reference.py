@@ -1,14 +1,14 @@
 """Reference pages generated from the code, for the docs site (``docs/hooks.py``): the
-configuration keys from the completed schema (:func:`config_reference`), the command line from
-its parser (:func:`cli_reference`) and the figure gallery from the figure registry
-(:func:`figure_gallery`).  Generated, so they cannot fall behind what they describe.
+configuration keys from the completed schema (:func:`config_reference`) and the figure gallery
+from the figure registry (:func:`figure_gallery`); the command line's page is
+:func:`aimlib.cli.reference_markdown`.  Generated, so they cannot fall behind what they describe.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["config_keys", "config_reference", "cli_reference", "figure_gallery"]
+__all__ = ["config_keys", "config_reference", "figure_gallery"]
 
 
 def _resolve(node: dict, root: dict) -> dict:
@@ -105,31 +105,6 @@ def config_reference(schema_path: str | Path) -> str:
         d = "" if default is None else f"`{default}`"
         lines.append(f"| `{path}` | {typ.replace('|', '/')} | {d} | {desc.replace('|', '/')} |")
     return "\n".join(lines) + "\n"
-
-
-def cli_reference() -> str:
-    """The command line's reference as Markdown: ``aimlib --help`` and every subcommand's."""
-    import argparse
-    import os
-
-    from aimlib.cli import build_parser
-
-    old = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = "100"
-    try:
-        parser = build_parser()
-        lines = ["# Command line", "",
-                 "`aimlib` (also `python -m aimlib`), generated from its parser.", "",
-                 "```text", parser.format_help().rstrip(), "```", ""]
-        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        for name, p in sub.choices.items():
-            lines += [f"## aimlib {name}", "", "```text", p.format_help().rstrip(), "```", ""]
-    finally:
-        if old is None:
-            os.environ.pop("COLUMNS", None)
-        else:
-            os.environ["COLUMNS"] = old
-    return "\n".join(lines)
 
 
 def figure_gallery(images: dict[str, list[tuple[str, str]]]) -> str:
