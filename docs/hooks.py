@@ -23,7 +23,7 @@ IMAGES = {
     "fig1b": [("fig1b.png", "the paper preset")],
     "fig2a": [("fig2a.png", "the paper preset")],
     "fig2b": [("fig2b_quick.png", "the quick preset")],
-    "fig3": [("fig3_finite_size.png", "config/finite_size.yaml")],
+    "fig3": [("fig3_d1000.png", "config/finite_size_1000.yaml: d = 30 to 1000")],
     "fig4": [("fig4_paper_lite.png", "the paper's sizes, 2 seeds")],
     "fig5": [("fig5.png", "the paper preset")],
     "fig6": [("fig6_paper_lite.png", "the paper's sizes, 2 seeds")],

@@ -235,3 +235,15 @@ def test_bad_d_rho_named(root, d_rho, seeds, match):
                                                d=[60, 80] if isinstance(seeds, list) else 60)
     with pytest.raises(cfg.ConfigError, match=match):
         cfg.check(conf)
+
+
+def test_pause_flag_from_the_command_line(root):
+    """`--config pause_long_runs=false` gives the string 'false': it reads as the flag; a word
+    that is no boolean is named."""
+    conf = yaml.safe_load((root / "config" / "quick.yaml").read_text())
+    conf["pause_long_runs"] = "false"
+    cfg.check_schema(conf, root / "config" / "schema.yaml")
+    assert conf["pause_long_runs"] is False
+    conf["pause_long_runs"] = "maybe"
+    with pytest.raises(cfg.ConfigError, match="pause_long_runs = 'maybe'"):
+        cfg.check_schema(conf, root / "config" / "schema.yaml")

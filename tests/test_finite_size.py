@@ -81,3 +81,26 @@ def test_gap_dataset_and_figure(tmp_path):
     fig = figures.fig3({"se": curves, "amp": aggs, "finite_size": [ds]})
     figures.save(fig, [tmp_path / "fig3.png"])
     assert (tmp_path / "fig3.png").stat().st_size > 10_000
+
+
+def test_one_seed_points_get_the_measured_spread_scaled_as_one_over_d():
+    """A point with a single converged seed has no spread of its own: its standard error is the
+    std at the largest d with two or more seeds times d_ref / d, and it is flagged; without
+    that, its zero standard error would outweigh every other point in the fit."""
+    import xarray as xr
+
+    alphas = [0.06]
+    aggs = []
+    for d, n, std in ((50, 8, 0.04), (100, 4, 0.02), (500, 1, 0.0), (1000, 1, 0.0)):
+        g = _agg("softmax", d, alphas, [0.44 + 2.0 / d], [std / np.sqrt(n) if n > 1 else 0.0])
+        g["std"] = ("alpha", [std])
+        g["n_converged"] = ("alpha", [n])
+        aggs.append(g)
+    curves = [_se("softmax", [0.02, 0.06, 0.1], [0.9, 0.44, 0.0])]
+    ds = gap_dataset(curves, aggs, {"softmax": alphas})
+    sem = ds["sem"].values[0]
+    np.testing.assert_allclose(sem, [0.04 / np.sqrt(8), 0.02 / 2, 0.02 * 100 / 500,
+                                     0.02 * 100 / 1000])
+    assert ds["sem_estimated"].values[0].tolist() == [0, 0, 1, 1]
+    np.testing.assert_allclose(ds["slope"].values, 1.0, atol=1e-3)  # exact data: exact fit
+    assert isinstance(ds, xr.Dataset)

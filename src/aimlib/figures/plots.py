@@ -736,8 +736,17 @@ def _fig3_gap_panels(ax_gap, ax_ext, finite_size, s) -> None:
             mk = dict(fmt=marker, color=color, mfc=color if filled else "none",
                       ms=s["marker_size"], capsize=1.5, elinewidth=0.8, ls="none")
             d_seen.update(int(v) for v in d[ok])
-            ax_gap.errorbar(1.0 / d[ok], np.abs(gap[ok]), yerr=sem[ok], label=label, **mk)
-            ax_ext.errorbar(1.0 / d[ok], mean[ok], yerr=sem[ok], **mk)
+            est = (p["sem_estimated"].values.astype(bool) if "sem_estimated" in p
+                   else np.zeros(d.size, dtype=bool))
+            meas = ok & ~est  # measured spread: solid bars; one-seed estimates: dotted
+            ax_gap.errorbar(1.0 / d[ok], np.abs(gap[ok]), yerr=np.where(meas, sem, np.nan)[ok],
+                            label=label, **mk)
+            ax_ext.errorbar(1.0 / d[ok], mean[ok], yerr=np.where(meas, sem, np.nan)[ok], **mk)
+            if (ok & est).any():
+                for axx, y in ((ax_gap, np.abs(gap)), (ax_ext, mean)):
+                    bars = axx.errorbar(1.0 / d[ok & est], y[ok & est], yerr=sem[ok & est],
+                                        **{**mk, "fmt": "none"})
+                    bars[2][0].set_linestyle(":")
             # each point's d -> infinity values sit just left of 1/d = 0, side by side, so that
             # points with close SE errors do not hide each other
             x0 = -EXT_STEP * k

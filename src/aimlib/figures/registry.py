@@ -85,7 +85,9 @@ FIGURES: dict[str, FigureSpec] = {spec.name: spec for spec in (
         paper="Figure 3 of the paper (finite-size study)",
         shows="AMP and averaged GD against alpha at each d with the SE curve, the gap to SE "
               "against 1/d at fixed alpha with a fitted power law, and the extrapolation "
-              "d -> infinity against SE.",
+              "d -> infinity against SE. Points from one converged seed have no spread of "
+              "their own: their standard error (dotted bars) is the spread at the largest d "
+              "with two or more seeds, scaled as 1/d.",
         corrections="Hardmax panels use the exact output function."),
     FigureSpec(
         "fig4", ("se", "amp", "gd", "agd"),

@@ -283,6 +283,11 @@ def _unknown_key(err, root: dict) -> str | None:
     return "; ".join(parts) + f". Valid keys here: {', '.join(sorted(allowed))}"
 
 
+#: How a boolean given on Snakemake's command line (``--config key=value``, a string) reads.
+_BOOL_WORDS = {"true": True, "yes": True, "on": True, "1": True,
+               "false": False, "no": False, "off": False, "0": False}
+
+
 def check_schema(config: dict, schema_path) -> None:
     """Validate ``config`` against :func:`schema`; on failure raise :class:`ConfigError` with
     one line: the key, its value and the rule it breaks (the most specific of jsonschema's
@@ -290,6 +295,10 @@ def check_schema(config: dict, schema_path) -> None:
     import jsonschema
     from jsonschema.exceptions import best_match
 
+    # `--config pause_long_runs=false` arrives as the string 'false': read it as the flag
+    flag = config.get("pause_long_runs")
+    if isinstance(flag, str) and flag.strip().lower() in _BOOL_WORDS:
+        config["pause_long_runs"] = _BOOL_WORDS[flag.strip().lower()]
     sch = schema(schema_path)
     validator = jsonschema.Draft202012Validator(sch)
     errors = list(validator.iter_errors(config))

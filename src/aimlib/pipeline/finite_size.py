@@ -8,6 +8,13 @@ from the covariance of the fit (scaled by the reduced chi-square, so that a misf
 extrapolation fits ``m(d) = E_inf + c d^{-k}`` at that exponent, a linear weighted least-squares
 problem, whose intercept ``E_inf`` (with its standard error) should agree with ``E_SE`` if the
 finite-size corrections are what the fit says.
+
+A point from a single converged seed (the largest d of a study, where one run costs hours) has
+no measured spread, and a standard error of zero would make it outweigh every other point.  Its
+standard error is estimated instead from the seed-to-seed spread measured at the largest d with
+at least two converged seeds, scaled as ``1/d`` (the spread of the error shrinks like ``1/d``):
+``s(d) = std(d_ref) d_ref / d``.  Such points are flagged (``sem_estimated``) and figures draw
+their bars as estimates.
 """
 
 from __future__ import annotations
@@ -38,6 +45,23 @@ class PowerLawFit:
     points: int
     chi2_red: float
     success: bool
+
+
+def _one_seed_sem(d, mean, sem, std, n_ok):
+    """Standard errors with those of one-seed points estimated (module docstring): the spread
+    at the largest d with >= 2 converged seeds, times ``d_ref / d``.  Returns the standard
+    errors and a 0/1 flag per point (left as they are where no d has two seeds)."""
+    sem = np.array(sem, dtype=float)
+    flag = np.zeros(len(sem), dtype=np.int8)
+    ref = [i for i in range(len(d)) if n_ok[i] >= 2 and np.isfinite(std[i]) and std[i] > 0]
+    if not ref:
+        return sem, flag
+    r = max(ref, key=lambda i: d[i])
+    for i in range(len(d)):
+        if n_ok[i] == 1 and np.isfinite(mean[i]):
+            sem[i] = std[r] * d[r] / d[i]
+            flag[i] = 1
+    return sem, flag
 
 
 def _sigma(gap: np.ndarray, sem: np.ndarray) -> np.ndarray:
@@ -161,33 +185,42 @@ def gap_dataset(curves: Sequence[xr.Dataset], aggs: Sequence[xr.Dataset],
         for alpha in alphas:
             mean = np.full(ds_.size, np.nan)
             sem = np.full(ds_.size, np.nan)
+            std = np.full(ds_.size, np.nan)
+            n_ok = np.zeros(ds_.size, dtype=int)
             for i, g in enumerate(groups):
                 a = g["alpha"].values
                 j = np.flatnonzero(np.isclose(a, alpha, rtol=1e-9, atol=0.0))
                 if j.size:
                     mean[i] = float(g["mean"].values[j[0]])
                     sem[i] = float(g["sem"].values[j[0]])
+                    std[i] = float(g["std"].values[j[0]]) if "std" in g else math.nan
+                    n_ok[i] = int(g["n_converged"].values[j[0]]) if "n_converged" in g else 2
+            sem, estimated = _one_seed_sem(ds_, mean, sem, std, n_ok)
             se_err = _se_at(curves, channel, float(alpha))
             fit = fit_power_law(ds_, mean - se_err, sem)
             e_inf, e_inf_err, c = extrapolate(ds_, mean, sem,
                                               fit.slope if fit.success else math.nan)
             rows.append(dict(channel=channel, alpha=float(alpha), d=ds_, mean=mean, sem=sem,
-                             se=se_err, fit=fit, e_inf=e_inf, e_inf_err=e_inf_err, c=c))
+                             se=se_err, fit=fit, e_inf=e_inf, e_inf_err=e_inf_err, c=c,
+                             estimated=estimated))
     if not rows:
         raise ValueError("no aggregates for the requested channels")
     all_d = np.array(sorted({float(x) for r in rows for x in r["d"]}))
     n = len(rows)
     mean = np.full((n, all_d.size), np.nan)
     sem = np.full((n, all_d.size), np.nan)
+    estimated = np.zeros((n, all_d.size), dtype=np.int8)
     for i, r in enumerate(rows):
         idx = np.searchsorted(all_d, r["d"])
         mean[i, idx] = r["mean"]
         sem[i, idx] = r["sem"]
+        estimated[i, idx] = r["estimated"]
     se = np.array([r["se"] for r in rows])
     out = xr.Dataset(
         {
             "mean": (("point", "d"), mean),
             "sem": (("point", "d"), sem),
+            "sem_estimated": (("point", "d"), estimated),
             "gap": (("point", "d"), mean - se[:, None]),
             "se_error": ("point", se),
             "slope": ("point", [r["fit"].slope for r in rows]),
