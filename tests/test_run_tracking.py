@@ -125,15 +125,20 @@ def test_progress_lines_are_cost_weighted(mini, tmp_path, monkeypatch):
     i, last = lines[-1]
     assert f"all {len(jobs)}/{len(jobs)} jobs" in last and "about 0 min left" in last
     assert last.startswith(f"aimlib progress: fig2b {jobs[-1].stage} ")
-    # the model scale is measured over model: 3 s per job against the model's seconds
-    model = sum(v[2] for v in run["jobs"].values())
-    assert f"model x {3.0 * len(jobs) / model:.2f}" in last
-    # half-way: the time left is the model's remaining cost times that scale, over the cores
+    # part-way: the time left is the remaining model cost at the pace so far (model cost done
+    # per wall second)
+    cost_s = {j.output: run["jobs"][j.output][2] for j in jobs}
     done = {j.output: 3.0 for j in jobs[:2]}
-    mid = tracking.progress_line(run, done, jobs[1].output)
-    left_h = sum(run["jobs"][j.output][2] for j in jobs[2:]) / 3600 * (6.0 / sum(
-        run["jobs"][j.output][2] for j in jobs[:2])) / 2
-    assert f"about {left_h * 60:.0f} min left at 2 cores" in mid
+    mid = tracking.progress_line(run, done, jobs[1].output, now=t0 + 600)
+    rem = sum(cost_s[j.output] for j in jobs[2:])
+    left_min = rem * 600 / sum(cost_s[j.output] for j in jobs[:2]) / 60
+    assert f"about {left_min:.0f} min left at 2 cores (at the pace so far)" in mid
+    # before a hundredth of the cost is done: the model over the cores, scaled by the measured
+    # CPU time of the finished jobs
+    cheap = min(jobs, key=lambda j: cost_s[j.output])
+    if cost_s[cheap.output] < 0.01 * sum(cost_s.values()):
+        early = tracking.progress_line(run, {cheap.output: 1.0}, cheap.output, now=t0 + 5)
+        assert f"model x {1.0 / cost_s[cheap.output]:.2f}" in early
     assert logfile.read_text().count("aimlib progress:") == len(lines)
     # a job outside the run (or with no run recorded) prints nothing
     assert tracking.job_done("data/elsewhere.nc", 1.0, run_dir=tmp_path / "run") is None

@@ -14,10 +14,10 @@ appends its output and CPU-seconds to its run's ``run-<pid>.log`` and, at most e
 terminal and into Snakemake's log file (``.snakemake/log/*.snakemake.log``), e.g.::
 
     aimlib progress: fig2b GD 40/217 jobs, 31.0 of 279.0 CPU-h | all 120/891 jobs,
-    35.2 of 327.0 CPU-h, about 3.1 h left at 2 cores
+    35.2 of 327.0 CPU-h, about 3.1 h left at 2 cores (at the pace so far)
 
-The time left is the model's remaining CPU-hours over the cores, scaled by how the finished
-jobs' measured CPU time compared with the model's.
+The time left is the model's remaining cost at the pace of the run so far (the model cost
+finished per wall second), so that the scheduler's overhead and idle cores count.
 """
 
 from __future__ import annotations
@@ -173,11 +173,14 @@ def _read_run(rec: Path):
     return run, done
 
 
-def progress_line(run: dict, done: dict, output: str) -> str:
+def progress_line(run: dict, done: dict, output: str, now: float | None = None) -> str:
     """The progress line after ``output`` finished: its figure and stage, then the whole run.
 
-    ``run`` is ``run.json``'s content, ``done`` maps the finished outputs to their measured
-    CPU-seconds.
+    ``run`` is the run record's content, ``done`` maps the finished outputs to their measured
+    CPU-seconds.  The time left is the remaining model cost at the pace of the run so far
+    (model cost done per wall second, which counts the scheduler's overhead and idle cores)
+    once a hundredth of the cost is done; before that, the remaining model cost over the
+    cores, scaled by the finished jobs' measured CPU time against the model.
     """
     jobs = run["jobs"]
     exp, stage = jobs[output][0], jobs[output][1]
@@ -193,18 +196,25 @@ def progress_line(run: dict, done: dict, output: str) -> str:
 
     finished = [o for o in done if o in jobs]
     model_done = sum(jobs[o][2] for o in finished)
+    model_total = sum(j[2] for j in jobs.values())
     measured = sum(done[o] for o in finished)
-    # how the measured CPU time compares with the model (1 until a job has been measured)
-    scale = measured / model_done if model_done > 0 and measured > 0 else 1.0
-    left = max(0.0, hours(jobs) - hours(finished)) * scale / max(1, int(run.get("cores", 1)))
+    remaining = max(0.0, model_total - model_done) / 3600.0
+    elapsed = (time.time() if now is None else now) - float(run.get("started", 0.0))
+    if model_total > 0 and model_done >= 0.01 * model_total and elapsed > 0:
+        left = remaining * elapsed / model_done  # hours, at the pace so far
+        how = "at the pace so far"
+    else:
+        # how the measured CPU time compares with the model (1 until a job has been measured)
+        scale = measured / model_done if model_done > 0 and measured > 0 else 1.0
+        left = remaining * scale / max(1, int(run.get("cores", 1)))
+        how = f"model x {scale:.2f}"
     gpu_total = sum(j[3] for j in jobs.values()) / 3600.0
     gpu = (f", {sum(jobs[o][3] for o in finished) / 3600:.2f} of {gpu_total:.2f} GPU-h"
            if gpu_total else "")
     return (f"aimlib progress: {exp} {stage} {len(g_done)}/{len(group)} jobs, "
             f"{cpu(hours(g_done), hours(group))} | all {len(finished)}/{len(jobs)} jobs, "
             f"{cpu(hours(finished), hours(jobs))}{gpu}, about "
-            f"{_fmt_hours(left)} left at {run.get('cores', 1)} cores (model x {scale:.2f}, "
-            "from the finished jobs)")
+            f"{_fmt_hours(left)} left at {run.get('cores', 1)} cores ({how})")
 
 
 def _fmt_hours(h: float) -> str:
@@ -236,7 +246,7 @@ def job_done(output: str, cpu_seconds: float, *, out=None, run_dir: Path | None 
         return None
     stamp.touch()
     os.utime(stamp, (now, now))
-    line = progress_line(run, done, output)
+    line = progress_line(run, done, output, now)
     print(line, file=sys.stderr if out is None else out, flush=True)
     stamp_text = time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(now))
     for logfile in run.get("logfiles", []):
