@@ -103,7 +103,7 @@ def config_reference(schema_path: str | Path) -> str:
              "| key | type | default | meaning |", "|---|---|---|---|"]
     for path, typ, default, desc in config_keys(sch):
         d = "" if default is None else f"`{default}`"
-        lines.append(f"| `{path}` | {typ.replace('|', '/')} | {d} | {desc.replace('|', '/')} |")
+        lines.append(f"| `{path}` | {typ} | {d} | {desc.replace('|', chr(92) + '|')} |")
     return "\n".join(lines) + "\n"
 
 
