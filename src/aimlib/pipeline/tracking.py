@@ -3,7 +3,8 @@
 Before the first job (the Snakefile's ``onstart``), :func:`start_run` prints the cost of the
 jobs in Snakemake's DAG, not of the whole configuration: a resumed or incremental run counts
 only what is left.  It writes the run's jobs, with their expected seconds, to
-``.snakemake/aimlib/run.json``; if the run would take longer than ``LONG_RUN_HOURS`` at the
+``.snakemake/aimlib/run-<pid>.json`` (one record per Snakemake process: runs with disjoint
+outputs may share a folder); if the run would take longer than ``LONG_RUN_HOURS`` at the
 given cores on this machine (no cluster executor), it waits ``PAUSE_SECONDS`` first, so that a
 user who did not mean to start it can press Ctrl-C with nothing started (config key
 ``pause_long_runs: false`` skips the wait).
