@@ -11,7 +11,7 @@ from aimlib.core.options import SE_TOL
 from aimlib.core.validation import check_positive
 from aimlib.pipeline.grids import ConfigError, as_list, channel_grid, channels, fnum
 
-__all__ = ["check", "check_schema", "schema", "fill_defaults"]
+__all__ = ["check", "check_schema", "schema", "fill_defaults", "resolve_ref", "schema_properties"]
 
 
 def _positive(v, key: str) -> None:
@@ -236,28 +236,37 @@ def _walk(err):
         yield from _walk(sub)
 
 
-def _allowed_keys(node: dict, root: dict, seen=None) -> set[str] | None:
-    """The property names a schema node accepts (its ``properties``, those of the schemas it
-    combines through ``allOf``/``$ref``); ``None`` if it accepts any name."""
-    seen = set() if seen is None else seen
-    if "$ref" in node:
-        ref = node["$ref"]
-        if ref in seen:
-            return set()
-        seen.add(ref)
+def resolve_ref(node: dict, root: dict) -> dict:
+    """A schema node with its ``$ref`` followed (the referenced definition, merged under the
+    node's own keys; a chain of references is followed, a loop stops)."""
+    seen = set()
+    while "$ref" in node and node["$ref"] not in seen:
+        seen.add(node["$ref"])
         target = root
-        for part in ref.removeprefix("#/").split("/"):
+        for part in node["$ref"].removeprefix("#/").split("/"):
             target = target[part]
-        return _allowed_keys(target, root, seen)
-    if node.get("additionalProperties") not in (None, False):
-        return None
-    keys = set(node.get("properties", {}))
+        node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+    return node
+
+
+def schema_properties(node: dict, root: dict) -> dict:
+    """The properties of an object node, those of its ``allOf`` parts included."""
+    node = resolve_ref(node, root)
+    out = {}
     for sub in node.get("allOf", []):
-        more = _allowed_keys(sub, root, seen)
-        if more is None:
-            return None
-        keys |= more
-    return keys
+        out.update(schema_properties(sub, root))
+    out.update(node.get("properties", {}))
+    return out
+
+
+def _allowed_keys(node: dict, root: dict) -> set[str] | None:
+    """The property names a schema node accepts (:func:`schema_properties`); ``None`` if it,
+    or a part it combines, accepts any name."""
+    node = resolve_ref(node, root)
+    parts = [node, *(resolve_ref(sub, root) for sub in node.get("allOf", []))]
+    if any(p.get("additionalProperties") not in (None, False) for p in parts):
+        return None
+    return set(schema_properties(node, root))
 
 
 def _unknown_key(err, root: dict) -> str | None:

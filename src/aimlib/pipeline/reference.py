@@ -8,26 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from aimlib.pipeline.checks import resolve_ref, schema_properties
+
 __all__ = ["config_keys", "config_reference", "figure_gallery"]
-
-
-def _resolve(node: dict, root: dict) -> dict:
-    """A schema node with its ``$ref`` followed (the referenced definition, merged under the
-    node's own keys)."""
-    seen = set()
-    while "$ref" in node and node["$ref"] not in seen:
-        seen.add(node["$ref"])
-        target = root
-        for part in node["$ref"].removeprefix("#/").split("/"):
-            target = target[part]
-        node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
-    return node
 
 
 def _type(node: dict, root: dict) -> str:
     """A short type of a schema node: ``number``, ``integer or list of integer``, ``one of
     a, b``, ``object`` ..."""
-    node = _resolve(node, root)
+    node = resolve_ref(node, root)
     if "enum" in node:
         return "one of " + ", ".join(f"`{v}`" for v in node["enum"]) if node["enum"] \
             else "a registry name"
@@ -52,34 +41,24 @@ def _type(node: dict, root: dict) -> str:
     return t or "any"
 
 
-def _props(node: dict, root: dict) -> dict:
-    """The properties of an object node, those of its ``allOf`` parts included."""
-    node = _resolve(node, root)
-    out = {}
-    for sub in node.get("allOf", []):
-        out.update(_props(sub, root))
-    out.update(node.get("properties", {}))
-    return out
-
-
 def config_keys(schema: dict) -> list[tuple[str, str, object, str]]:
     """Every configuration key as ``(path, type, default, description)``, depth first;
     ``experiments.<name>`` stands for any experiment and ``<channel>`` for a channel's name."""
     rows: list[tuple[str, str, object, str]] = []
 
     def walk(prefix: str, node: dict, depth: int) -> None:
-        node = _resolve(node, schema)
-        for key, sub in _props(node, schema).items():
-            full = _resolve(sub, schema)
+        node = resolve_ref(node, schema)
+        for key, sub in schema_properties(node, schema).items():
+            full = resolve_ref(sub, schema)
             path = f"{prefix}.{key}" if prefix else key
             rows.append((path, _type(sub, schema), full.get("default"),
                          " ".join(str(full.get("description", sub.get("description", "")))
                                   .split())))
-            if depth < 4 and (full.get("type") == "object" or _props(full, schema)):
+            if depth < 4 and (full.get("type") == "object" or schema_properties(full, schema)):
                 walk(path, full, depth + 1)
             for branch in full.get("oneOf", []):  # a grid, or one grid per channel
-                b = _resolve(branch, schema)
-                if depth < 4 and _props(b, schema):
+                b = resolve_ref(branch, schema)
+                if depth < 4 and schema_properties(b, schema):
                     walk(path, b, depth + 1)
         extra = node.get("additionalProperties")
         if isinstance(extra, dict) and prefix == "experiments":
