@@ -14,8 +14,8 @@ appends its output and CPU-seconds to its run's ``run-<pid>.log`` and, at most e
 ``REPORT_SECONDS`` (and after the last job), prints one line of cost-weighted progress to the
 terminal and into Snakemake's log file (``.snakemake/log/*.snakemake.log``), e.g.::
 
-    aimlib progress: fig2b GD 40/217 jobs, 31.0 of 279.0 CPU-h | all 120/891 jobs,
-    35.2 of 327.0 CPU-h, about 3.1 h left at 2 cores (at the pace so far)
+    aimlib progress: fig2b AMP 3/8 jobs, 0.1 of 0.3 CPU-min | all 95/237 jobs,
+    4.0 of 9.4 CPU-min, about 3 min left at 2 cores (at the pace so far)
 
 The time left is the model's remaining cost at the pace of the run so far (the model cost
 finished per wall second), so that the scheduler's overhead and idle cores count.
