@@ -32,6 +32,7 @@ from aimlib.channels import (
 from aimlib.core.kernels import mix_tokens, pair_dots
 from aimlib.core.options import CHUNK
 from aimlib.core.validation import check_alpha, check_d, check_rho, check_seed
+from aimlib.tokens import GAUSSIAN, TokenLaw, make_tokens
 
 __all__ = [
     "CHUNK",
@@ -74,8 +75,12 @@ def teacher(d: int, r: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nd
     return W, (W @ W.T) / math.sqrt(r * d)
 
 
-def attention_indices(X: np.ndarray, S: np.ndarray) -> np.ndarray:
-    """``h_ab = (x_a^T S x_b - delta_ab Tr S) / sqrt(d)`` for a block of samples.
+def attention_indices(X: np.ndarray, S: np.ndarray, corr: float = 0.0) -> np.ndarray:
+    """``h_ab = (x_a^T S x_b - C_ab Tr S) / sqrt(d)`` for a block of samples.
+
+    ``C_ab = E[x_a . x_b] / d`` is the token covariance: ``delta_ab`` for i.i.d. tokens (the
+    paper's model), ``delta_ab + c (1 - delta_ab)`` for correlated tokens, so that the index is
+    centred under every token law (docs/theory.md §12).
 
     Parameters
     ----------
@@ -83,6 +88,8 @@ def attention_indices(X: np.ndarray, S: np.ndarray) -> np.ndarray:
         Tokens, shape ``(m, T, d)``.
     S : numpy.ndarray
         Symmetric ``d x d`` matrix.
+    corr : float
+        Token correlation ``c`` (0: i.i.d. tokens).
 
     Returns
     -------
@@ -95,7 +102,12 @@ def attention_indices(X: np.ndarray, S: np.ndarray) -> np.ndarray:
     H = np.empty((m, T, T))
     pair_dots(XS, X, H)
     idx = np.arange(T)
-    H[..., idx, idx] -= np.trace(S)
+    trace = np.trace(S)
+    if corr:
+        H -= corr * trace
+        H[..., idx, idx] -= (1.0 - corr) * trace
+    else:
+        H[..., idx, idx] -= trace
     H /= math.sqrt(d)
     return H
 
@@ -114,7 +126,7 @@ class TeacherData:
     ``token_entropy`` bit for bit.  ``labels`` are in the channel's storage layout
     (:meth:`aimlib.channels.Channel.label_shape`: softmax and Gaussian outputs ``(n, T, T)``,
     hardmax argmax indices ``(n, T)``); ``param`` is the channel's parameter (``beta``,
-    ``delta``; 1.0 for hardmax).
+    ``delta``; 1.0 for hardmax); ``token_law`` draws the tokens (:mod:`aimlib.tokens`).
     """
 
     channel: str
@@ -127,6 +139,7 @@ class TeacherData:
     W: np.ndarray
     labels: np.ndarray
     token_entropy: tuple[int, ...]
+    token_law: TokenLaw = GAUSSIAN
     S: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
@@ -172,10 +185,36 @@ class TeacherData:
         for k in range(k0, k1 + 1):
             lo = k * CHUNK
             m = min(CHUNK, self.n - lo)
-            block = self._chunk_rng(k).standard_normal((m, self.T, self.d))
+            block = self.token_law.draw(self._chunk_rng(k), (m, self.T, self.d))
             a, b = max(start, lo), min(stop, lo + m)
             out[a - start : b - start] = block[a - lo : b - lo]
         return out
+
+    def white_tokens(self, start: int = 0, stop: int | None = None,
+                     dtype: type = np.float64) -> np.ndarray:
+        """:meth:`tokens` whitened, ``C^(-1/2) X_mu`` (the tokens themselves for i.i.d. laws):
+        what AMP and the spectral estimator read (docs/theory.md §12.3)."""
+        X = self.tokens(start, stop, dtype)
+        white = self.token_law.whitener(self.T)
+        if white is None:
+            return X
+        return np.einsum("ab,mbd->mad", white.astype(X.dtype), X)
+
+    def algorithm_channel(self, ch: Channel | None = None):
+        """The channel as AMP and the spectral estimator see it on :meth:`white_tokens`: ``ch``
+        (default :attr:`ch`) itself for i.i.d. tokens, composed with ``h = C^(1/2) h~ C^(1/2)``
+        for correlated ones (:class:`aimlib.channels.base.Whitened`)."""
+        from aimlib.channels.base import Whitened
+        from aimlib.tokens import sqrt_corr
+
+        ch = self.ch if ch is None else ch
+        if not self.token_law.corr:
+            return ch
+        return Whitened(ch, sqrt_corr(self.T, self.token_law.corr))
+
+    def indices(self, X: np.ndarray, S: np.ndarray) -> np.ndarray:
+        """The attention indices of tokens ``X`` under ``S``, centred for this token law."""
+        return attention_indices(X, S, self.token_law.corr)
 
     def chunks(self, size: int = CHUNK) -> Iterator[tuple[int, int, np.ndarray]]:
         """Iterate ``(start, stop, tokens)`` over the samples."""
@@ -205,18 +244,18 @@ class TeacherData:
         out = np.empty(int(n_test))
         for lo in range(0, int(n_test), chunk):
             hi = min(int(n_test), lo + chunk)
-            X = rng.standard_normal((hi - lo, self.T, self.d))
-            y_hat = ch.predict(attention_indices(X, S_hat))
-            y = ch.predict(attention_indices(X, self.S))
+            X = self.token_law.draw(rng, (hi - lo, self.T, self.d))
+            y_hat = ch.predict(self.indices(X, S_hat))
+            y = ch.predict(self.indices(X, self.S))
             out[lo:hi] = np.sum((y_hat - y) ** 2, axis=(-2, -1))
         return out
 
     def fresh(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """``n`` fresh labelled samples of the teacher, drawn from ``rng``: tokens
         ``(n, T, d)`` and outputs ``(n, T, T)`` (with the channel's label noise)."""
-        X = rng.standard_normal((int(n), self.T, self.d))
+        X = self.token_law.draw(rng, (int(n), self.T, self.d))
         ch = self.ch
-        return X, ch.outputs(ch.labels(attention_indices(X, self.S), rng))
+        return X, ch.outputs(ch.labels(self.indices(X, self.S), rng))
 
     def test_error(self, S_hat: np.ndarray, n_test: int, rng: np.random.Generator) -> float:
         """Mean of :meth:`test_errors`: the plug-in test error of ``S_hat`` on fresh samples."""
@@ -232,6 +271,7 @@ def generate(
     seed: int,
     beta: float = 1.0,
     base_seed: int = 0,
+    tokens: str | dict | TokenLaw | None = None,
     **params,
 ) -> TeacherData:
     """Draw a teacher and ``n = round(alpha d^2)`` labelled samples, reproducibly from ``seed``.
@@ -252,6 +292,12 @@ def generate(
         Softmax inverse temperature.
     base_seed : int
         The configuration's seed.
+    tokens : str, dict or TokenLaw, optional
+        The token law (:func:`aimlib.tokens.make_tokens`): ``"gaussian"`` (default, the
+        paper's), ``"rademacher"``, ``"uniform"``, ``{"law": "student_t", "nu": 6}``,
+        ``{"law": "correlated", "c": 0.3}``.  The teacher and the token generator depend only
+        on the seed and the point, not on the law, so that the laws can be compared on the same
+        teachers.
     **params
         The channel's own parameter (``delta`` for the Gaussian channel).
 
@@ -264,6 +310,8 @@ def generate(
     """
     ch = make_channel(channel, T=T, beta=beta, **params)
     T = ch.T
+    law = make_tokens(tokens)
+    ch.check_tokens(law)
     r, n = sizes(alpha, rho, d)
     check_seed(seed)
     ss = seed_sequence(base_seed, int(seed), channel, int(T), float(rho), int(d), float(alpha),
@@ -273,10 +321,10 @@ def generate(
     entropy = tuple(int(e) for e in np.atleast_1d(ss.entropy))
     labels = np.empty(ch.label_shape(n), dtype=ch.LABEL_DTYPE)
     data = TeacherData(channel, int(T), ch.param_value, float(rho), float(alpha), int(d),
-                       int(seed), W, labels, entropy)
+                       int(seed), W, labels, entropy, law)
     for lo, hi, X in data.chunks():
         noise = (np.random.default_rng(np.random.SeedSequence(list(entropy),
                                                               spawn_key=(4, lo // CHUNK)))
                  if ch.NOISY else None)
-        labels[lo:hi] = ch.labels(attention_indices(X, data.S), noise)
+        labels[lo:hi] = ch.labels(data.indices(X, data.S), noise)
     return data

@@ -142,20 +142,22 @@ class AMPResult:
 
 
 class Tokens:
-    """All tokens in memory when they fit the budget, otherwise regenerated chunk by chunk."""
+    """All tokens in memory when they fit the budget, otherwise regenerated chunk by chunk;
+    whitened for correlated tokens (:meth:`aimlib.model.TeacherData.white_tokens`)."""
 
     def __init__(self, data: TeacherData, chunk: int, budget_bytes: float, dtype):
         self.data = data
         self.chunk = chunk
         self.dtype = dtype
         size = data.n * data.T * data.d * np.dtype(dtype).itemsize
-        self.all = data.tokens(dtype=dtype) if size <= budget_bytes else None
+        self.all = data.white_tokens(dtype=dtype) if size <= budget_bytes else None
 
     def __iter__(self):
         n = self.data.n
         for lo in range(0, n, self.chunk):
             hi = min(n, lo + self.chunk)
-            X = self.all[lo:hi] if self.all is not None else self.data.tokens(lo, hi, self.dtype)
+            X = (self.all[lo:hi] if self.all is not None
+                 else self.data.white_tokens(lo, hi, self.dtype))
             yield lo, hi, X
 
 
@@ -536,6 +538,8 @@ def run(
         raise ValueError(f"n T = {data.n * data.T} < d = {data.d}: too few samples for AMP "
                          "(alpha must be at least 1 / (T d))")
     ch = make_channel(data.channel, **{**data.ch.params, "variant": variant})
+    ch.check_tokens(data.token_law)
+    ch = data.algorithm_channel(ch)
     if onsager not in ("auto", "nishimori", "general"):
         raise ValueError(f"onsager must be 'auto', 'nishimori' or 'general', got {onsager!r}")
     general = onsager == "general" or (onsager == "auto" and variant == "density")

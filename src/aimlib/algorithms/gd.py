@@ -138,7 +138,8 @@ class GDResult:
 
 
 def loss_and_grad(W: np.ndarray, X: np.ndarray, y: np.ndarray, channel: Channel | float, *,
-                  work: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  work: np.ndarray | None = None,
+                  centre: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """Loss and its gradient for a batch of students.
 
     Parameters
@@ -156,6 +157,9 @@ def loss_and_grad(W: np.ndarray, X: np.ndarray, y: np.ndarray, channel: Channel 
         ``(G + G^T) X W``, reused across steps (a fresh one costs page faults on every call).
         Its dtype is the precision of the two GEMMs (``X`` must have the same dtype);
         default: float64, allocated here.
+    centre : float
+        The diagonal indices are centred by ``centre Tr S``: 1 for i.i.d. tokens, ``1 - c`` for
+        correlated tokens (:func:`centring`).
 
     Returns
     -------
@@ -177,11 +181,13 @@ def loss_and_grad(W: np.ndarray, X: np.ndarray, y: np.ndarray, channel: Channel 
     # Z = X [W_1 .. W_K] with one GEMM: (nT, d) @ (d, K r)
     np.matmul(Xf, W.transpose(1, 0, 2).reshape(d, K * r).astype(work.dtype), out=Z)
     trace = np.einsum("kdr,kdr->k", W, W)  # ||W_k||^2 = sqrt(r d) Tr S_k
+    if centre != 1.0:
+        trace *= centre
     loss = np.zeros(K)
     gdiag = np.zeros(K)
     ch.gd_layer(Z, y, c, trace, r, d, GZ, loss, gdiag)
     # backward GEMM: (d, nT) @ (nT, K r)
-    grad = (Xf.T @ GZ).reshape(d, K, r).transpose(1, 0, 2) - 2.0 * gdiag[:, None, None] * W
+    grad = (Xf.T @ GZ).reshape(d, K, r).transpose(1, 0, 2) - (2.0 * centre) * gdiag[:, None, None] * W
     return loss, grad / c
 
 
@@ -195,6 +201,21 @@ PRECISIONS = ("float64", "float32")
 STOP_RULES = ("holdout", "steps")
 #: Why an initialisation stopped: the step cap, the held-out test, a non-finite loss.
 STOP_REASONS = ("steps", "holdout", "nan")
+
+
+def centring(data) -> float:
+    """The factor of ``Tr S`` that centres the student's diagonal indices on ``data``'s tokens.
+
+    The model centres ``h_ab`` by ``C_ab Tr S`` (docs/theory.md §12.3).  For correlated tokens
+    the off-diagonal part ``c Tr S`` adds one constant to every entry of a row, to which the
+    softmax (the one GD channel that takes correlated tokens) is blind, so the student only
+    needs its diagonal centred by ``(1 - c) Tr S``: the GD kernels stay those of i.i.d. tokens.
+    """
+    c = data.token_law.corr
+    if c and not data.ch.SUPPORTS_CORRELATED:
+        raise ValueError(f"tokens: correlated tokens are not implemented for GD on the "
+                         f"{data.channel} channel")
+    return 1.0 - c
 
 
 def memory_per_init(n: int, T: int, r: int, dtype: str = "float64", *,
@@ -336,9 +357,9 @@ def run(
         held = data.fresh(max(1, math.ceil(holdout * n)), np.random.default_rng(
             np.random.SeedSequence(list(data.token_entropy), spawn_key=(5,))))
     if backend == "numpy":
-        stepper = _NumbaSteps(X, y, ch, lr, dtype, held)
+        stepper = _NumbaSteps(X, y, ch, lr, dtype, held, centring(data))
     else:
-        stepper = _ArraySteps(backends.get(backend), X, y, ch, lr, dtype, held)
+        stepper = _ArraySteps(backends.get(backend), X, y, ch, lr, dtype, held, centring(data))
     try:
         for lo in range(0, K, batch):
             hi = min(K, lo + batch)
@@ -499,8 +520,9 @@ FETCH_EVERY = 50
 class _NumbaSteps:
     """Adam steps on the CPU: :func:`loss_and_grad` with the channel's numba kernel."""
 
-    def __init__(self, X, y, ch, lr, dtype, held=None):
+    def __init__(self, X, y, ch, lr, dtype, held=None, centre: float = 1.0):
         self.X, self.y, self.ch, self.lr = X, y, ch, lr
+        self.centre = centre
         self.work = np.empty(0, dtype=dtype)
         self.dtype = dtype
         self.held = None if held is None else (held[0].astype(dtype), held[1])
@@ -515,7 +537,8 @@ class _NumbaSteps:
         self.v = np.zeros_like(W)
 
     def step(self, t):
-        loss, g = loss_and_grad(self.W, self.X, self.y, self.ch, work=self.work)
+        loss, g = loss_and_grad(self.W, self.X, self.y, self.ch, work=self.work,
+                                centre=self.centre)
         self.m = BETA1 * self.m + (1.0 - BETA1) * g
         self.v = BETA2 * self.v + (1.0 - BETA2) * g * g
         mhat = self.m / (1.0 - BETA1**t)
@@ -533,7 +556,8 @@ class _NumbaSteps:
     def holdout_loss(self) -> np.ndarray:
         """Each student's loss per sample on the held-out samples (forward pass only)."""
         Xh, yh = self.held
-        return loss_and_grad(self.W, Xh, yh, self.ch, work=self.work)[0] / Xh.shape[0]
+        return loss_and_grad(self.W, Xh, yh, self.ch, work=self.work,
+                             centre=self.centre)[0] / Xh.shape[0]
 
     def keep(self, mask):
         self.W, self.m, self.v = (np.ascontiguousarray(a[mask]) for a in (self.W, self.m, self.v))
@@ -543,9 +567,10 @@ class _ArraySteps:
     """The same Adam steps in array-API calls (:mod:`aimlib.core.backend`): the tokens move to
     the device once, a step moves only the ``K`` losses back."""
 
-    def __init__(self, be, X, y, ch, lr, dtype, held=None):
+    def __init__(self, be, X, y, ch, lr, dtype, held=None, centre: float = 1.0):
         n, T, d = X.shape
         self.be, self.ch, self.lr, self.T, self.d = be, ch, lr, T, d
+        self.centre = centre
         self.wdt = be.dtype(dtype)
         self.f64 = be.dtype("float64")
         self.eye = be.asarray(np.eye(T))
@@ -575,7 +600,7 @@ class _ArraySteps:
         Wc = xp.reshape(xp.permute_dims(W, (1, 0, 2)), (d, K * r))
         Z = X2 @ xp.astype(Wc, self.wdt)  # (nT, K r): one GEMM
         Zs = xp.permute_dims(xp.reshape(Z, (n, T, K, r)), (0, 2, 1, 3))  # (n, K, T, r)
-        trace = xp.sum(W * W, axis=(1, 2))
+        trace = self.centre * xp.sum(W * W, axis=(1, 2))
         h = xp.astype(Zs @ xp.matrix_transpose(Zs), self.f64)
         h = (h - self.eye * trace[:, None, None]) / c
         G, loss = self.ch.gd_layer_xp(xp, h, y4, d)
@@ -586,7 +611,7 @@ class _ArraySteps:
         GZ = xp.reshape(xp.permute_dims(GZ, (0, 2, 1, 3)), (n * T, K * r))
         back = xp.astype(xp.matrix_transpose(X2) @ GZ, self.f64)  # (d, K r): one GEMM
         g = xp.permute_dims(xp.reshape(back, (d, K, r)), (1, 0, 2))
-        return loss, (g - 2.0 * gdiag[:, None, None] * W) / c
+        return loss, (g - (2.0 * self.centre) * gdiag[:, None, None] * W) / c
 
     def holdout_loss(self) -> np.ndarray:
         loss = self.loss_and_grad(self.W, self.held, grad=False)[0]

@@ -94,6 +94,8 @@ def run(data: TeacherData, *, variant: str = "exact", chunk: int = CHUNK,
         raise ValueError(f"dtype must be float64 or float32, got dtype={dtype!r}")
     d, T, n, rho = data.d, data.T, data.n, data.rho
     ch = make_channel(data.channel, **{**data.ch.params, "variant": variant})
+    ch.check_tokens(data.token_law)
+    ch = data.algorithm_channel(ch)
     Q0 = 1.0 + rho
     tokens = Tokens(data, int(chunk), token_budget, dtype)
     g = np.zeros((n, T, T))

@@ -23,7 +23,7 @@ import numpy as np
 
 from aimlib.core.validation import check_positive
 
-__all__ = ["Channel", "TestError", "normal_rule", "pair_weights", "check_T"]
+__all__ = ["Channel", "TestError", "normal_rule", "pair_weights", "check_T", "Whitened"]
 
 #: Step and half-range of the trapezoid rule for Gaussian integrals.  The softmax integrands
 #: ``sigmoid(beta u)`` have poles at ``|Im u| = pi / beta``, which made a 120-node Gauss-Hermite
@@ -115,6 +115,12 @@ class Channel:
         scales it by ``T^2 / 4``).
     LABEL_DTYPE : numpy dtype
         Storage type of the labels.
+    OMEGA_FREE : bool
+        Whether the SE output update depends on ``omega``'s law not at all (only on the law of
+        ``h - omega``), so that i.i.d. tokens of any kurtosis leave it unchanged
+        (docs/theory.md §12).
+    SUPPORTS_CORRELATED : bool
+        Whether the channel has :meth:`g_out_whitened` and an SE for correlated tokens.
     """
 
     name: ClassVar[str] = ""
@@ -129,6 +135,8 @@ class Channel:
     SE_USES_PARAM: ClassVar[bool] = True
     G_OUT_SECONDS: ClassVar[float] = 2e-6
     LABEL_DTYPE: ClassVar[type] = np.float64
+    OMEGA_FREE: ClassVar[bool] = True
+    SUPPORTS_CORRELATED: ClassVar[bool] = False
 
     T: int = 2
 
@@ -221,6 +229,44 @@ class Channel:
         w = pair_weights(T)[iu]
         return 2.0 * alpha * float(np.mean((g[:, iu[0], iu[1]] ** 2) @ w))
 
+    # ------------------------------------------------------------------ token laws (§12)
+    def check_tokens(self, law) -> None:
+        """``ValueError`` where this channel's theory and AMP do not cover the token law
+        ``law`` (:mod:`aimlib.tokens`)."""
+        if law.is_gaussian:
+            return
+        variant = getattr(self, "variant", "exact")
+        if variant != "exact":
+            raise ValueError(f"tokens: {law.tag} tokens need the exact output function, got "
+                             f"variant={variant!r} (the published density variant is kept for "
+                             "the paper's Gaussian tokens only)")
+        if law.corr and not self.SUPPORTS_CORRELATED:
+            raise ValueError(f"tokens: correlated tokens are not implemented for the "
+                             f"{self.name} channel at T={self.T}")
+
+    def q_hat_tokens(self, alpha: float, q: float, V: float, index) -> float:
+        """SE output update under the index law ``index`` (:class:`aimlib.tokens.IndexLaw`).
+
+        The default serves channels whose update depends only on the law of ``h - omega``
+        (``OMEGA_FREE``): for i.i.d. tokens that law is the Gaussian-token one, so the update
+        is :meth:`q_hat` (docs/theory.md §12.2)."""
+        if index.gaussian:
+            return self.q_hat(alpha, q, V)
+        if index.corr and not self.SUPPORTS_CORRELATED:
+            raise ValueError(f"tokens: correlated tokens are not implemented for the "
+                             f"{self.name} channel")
+        if not self.OMEGA_FREE:
+            raise NotImplementedError(f"no state evolution for non-Gaussian tokens in the "
+                                      f"{self.name} channel")
+        return self.q_hat(alpha, q, V)
+
+    def g_out_whitened(self, y: np.ndarray, omega: np.ndarray, V: float,
+                       L: np.ndarray) -> np.ndarray:
+        """``g_out`` in the whitened index ``h~ = L^-1 h L^-1`` of correlated tokens
+        (``L = C^(1/2)``, docs/theory.md §12.3)."""
+        raise ValueError(f"tokens: correlated tokens are not implemented for the {self.name} "
+                         "channel")
+
     # ------------------------------------------------------------------ test error
     def plugin_test_error(self, m: float, Q: float, Q0: float, predictor: str):
         """Test error of ``y(h_hat)`` for an estimate with overlaps ``(m, Q)`` (docs/theory.md
@@ -232,3 +278,27 @@ class Channel:
         raise NotImplementedError(f"no test error for the {self.name} channel")
 
     PREDICTORS: ClassVar[tuple[str, ...]] = ("bayes", "plugin")
+
+
+class Whitened:
+    """A channel seen from the whitened tokens ``C^(-1/2) X`` of correlated tokens: AMP and the
+    spectral estimator call it as a channel of the Gaussian-token model whose output is the
+    channel composed with ``h = L h~ L`` (``L = C^(1/2)``, docs/theory.md §12.3).  It forwards
+    everything but the output function to ``base``, and has no array-API ``g_out_xp`` (its
+    output function runs on the host)."""
+
+    def __init__(self, base: Channel, L: np.ndarray):
+        self.base = base
+        self.L = np.asarray(L, dtype=np.float64)
+
+    def g_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
+        return self.base.g_out_whitened(y, omega, V, self.L)
+
+    def neg_divergence(self, *args, **kwargs):
+        raise ValueError("tokens: correlated tokens need the Bayes-optimal AMP "
+                         "(onsager='nishimori')")
+
+    def __getattr__(self, name):
+        if name in ("g_out_xp", "base", "L"):
+            raise AttributeError(name)
+        return getattr(self.base, name)

@@ -21,7 +21,8 @@ from aimlib.channels.base import Channel
 from aimlib.core.kernels import gauss_sum_2d
 from aimlib.core.normal import log_bvn_scalar, log_ndtr_scalar
 
-__all__ = ["Hardmax", "hardmax_second_moment", "hardmax_output", "one_hot", "hardmax_table",
+__all__ = ["Hardmax", "hardmax_second_moment", "comparison_second_moment", "comparison_matrix",
+           "comparison_geometry", "hardmax_output", "one_hot", "hardmax_table",
            "hardmax_slopes", "PAIR_CORRELATION", "HARDMAX_STEP", "HARDMAX_TMAX"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -161,6 +162,147 @@ def _hardmax_gout_kernel(y11, y22, w11, w12, w22, V, density):
     return g11, g12, g22, logz
 
 
+@njit(cache=True)
+def _hardmax_gout_general(s1v, s2v, m1, m2, sd1, sd2, r, density):
+    """Hardmax T = 2 on general comparisons: ``D_i ~ N(m_i, sd_i^2)`` with correlation ``r``
+    and ``s_i = sign D_i`` observed; returns ``(d log Z / d m_1, d log Z / d m_2, log Z)``
+    (docs/theory.md §12.3: correlated tokens)."""
+    n = m1.shape[0]
+    a = np.empty(n)
+    b = np.empty(n)
+    logz = np.empty(n)
+    for m in range(n):
+        s1 = s1v[m]
+        s2 = s2v[m]
+        lz, ln1, ln2 = _hardmax_logs(s1 * m1[m] / sd1, s2 * m2[m] / sd2, s1 * s2 * r, density)
+        a[m] = s1 * math.exp(ln1 - lz) / sd1
+        b[m] = s2 * math.exp(ln2 - lz) / sd2
+        logz[m] = lz
+    return a, b, logz
+
+
+@njit(cache=True)
+def _f_general(k1, k2, r, density):
+    """Sum over the sign patterns with ``s_1 = +1`` of ``Z (D_1^2 + D_2^2 + 2 s_1 s_2 r D_1 D_2)``
+    at correlation ``r`` of the comparisons (kappa units; :func:`_f_plus` is ``3`` times this
+    at ``r = 1/3``)."""
+    out = 0.0
+    for s2 in (1.0, -1.0):
+        c = s2 * r
+        logz, ln1, ln2 = _hardmax_logs(k1, s2 * k2, c, density)
+        half = 0.5 * logz
+        a = math.exp(ln1 - half)
+        b = math.exp(ln2 - half)
+        out += a * a + b * b + 2.0 * c * a * b
+    return out
+
+
+@njit(cache=True)
+def _f_points(k1, k2, r, density):
+    """:func:`_f_general` at the points ``(k1[i], k2[i])``."""
+    out = np.empty(k1.shape[0])
+    for i in range(k1.shape[0]):
+        out[i] = _f_general(k1[i], k2[i], r, density)
+    return out
+
+
+@lru_cache(maxsize=8)
+def _general_table(r: float, density: bool, scale: float, step: float, tmax: float):
+    t = step * np.arange(-round(tmax / step), round(tmax / step) + 1)
+    kappa = scale * np.sinh(t)
+    jac = scale * step * np.cosh(t)
+    k1, k2 = np.meshgrid(kappa, kappa, indexing="ij")
+    f = _f_points(k1.ravel(), k2.ravel(), r, density).reshape(kappa.size, kappa.size, 1)
+    return kappa, jac, f
+
+
+def _sinh_rule(scale: float, step: float, tmax: float) -> tuple[np.ndarray, np.ndarray]:
+    t = step * np.arange(-round(tmax / step), round(tmax / step) + 1)
+    return scale * np.sinh(t), scale * step * np.cosh(t)
+
+
+#: Anisotropy (ratio of the two variances of the comparisons' means, kappa units) above which
+#: the general quadrature integrates along the principal axes instead of the strip-aligned grid.
+ANISOTROPY = 8.0
+
+
+def comparison_second_moment(q: float, V: float, r: float = PAIR_CORRELATION,
+                             extra: float = 0.0, *, density: bool = False,
+                             step: float = HARDMAX_STEP) -> float:
+    """``E[grad^T Sigma_D grad]`` of the hardmax ``T = 2`` output under a general index law,
+    in units where the comparisons ``D = (h_11 - h_12, h_22 - h_12)`` have covariance
+    ``[[1, r], [r, 1]]`` per unit overlap (docs/theory.md §12).
+
+    The means ``D_omega`` have covariance ``q [[1, r], [r, 1]] + extra I`` and the noise
+    ``D - D_omega`` has ``V [[1, r], [r, 1]]``.  The quantity does not depend on the scale of
+    ``Sigma_D``: with ``r = 1/3`` and ``extra = 0`` it is :func:`hardmax_second_moment`
+    (Gaussian tokens, ``Sigma_D = [[3, 1], [1, 3]]``), ``E[sum_{a<=b} w_ab g_ab^2]``.  i.i.d.
+    tokens of excess kurtosis ``kappa`` have ``extra = kappa rho / 3`` and correlated tokens
+    ``r = (1 - 3c) / (3 - c)``.
+
+    The Gaussian of the means, in kappa units ``D / sqrt(V)``, has covariance
+    ``[[a, b], [b, a]]``, ``a = (q + extra) / V``, ``b = r q / V``.  Where it is nearly isotropic
+    the strip-aligned sinh grid of :func:`hardmax_second_moment` integrates it; where one
+    principal variance is below ``1 / ANISOTROPY`` of the other (Rademacher tokens near the
+    uninformed overlap, where ``omega_11 - omega_22`` is almost known), the rule runs along the
+    principal axes, the narrow one on a grid scaled to its width; a degenerate direction
+    (variance 0) is integrated out exactly.
+    """
+    if not V > 0:
+        raise ValueError(f"V must be > 0, got V={V!r}")
+    if q < 0:
+        raise ValueError(f"q must be >= 0, got q={q!r}")
+    if not -1.0 < r < 1.0:
+        raise ValueError(f"r must be in (-1, 1), got r={r!r}")
+    a = (q + extra) / V
+    b = r * q / V
+    lam_p, lam_m = a + b, a - b  # along (1, 1) / sqrt 2 and (1, -1) / sqrt 2
+    if lam_m < -1e-12 * max(lam_p, 1.0) or lam_p < 0:
+        raise ValueError(f"the comparisons' covariance is not positive (q={q!r}, "
+                         f"extra={extra!r}, r={r!r})")
+    lam_m, lam_p = max(lam_m, 0.0), max(lam_p, 0.0)
+    density = bool(density)
+    lo, hi = min(lam_p, lam_m), max(lam_p, lam_m)
+    if hi == 0.0:
+        return 2.0 * _f_general(0.0, 0.0, r, density) / V
+    if lo * ANISOTROPY >= hi:
+        x = 1.5 * lo  # q / V of the Gaussian-token grids (whose smaller variance is 2/3 q/V)
+        det = a * a - b * b
+        for ratio, scale, tmax in _HARDMAX_GRIDS:
+            if x >= ratio:
+                kappa, jac, table = _general_table(float(r), density, scale, float(step), tmax)
+                break
+        else:
+            kappa, jac = _sinh_rule(math.sqrt(x), float(step), 4.0)
+            k1, k2 = np.meshgrid(kappa, kappa, indexing="ij")
+            table = _f_points(k1.ravel(), k2.ravel(), float(r), density).reshape(
+                kappa.size, kappa.size, 1)
+        # exp(-(a k1^2 - 2 b k1 k2 + a k2^2) / (2 det)) = exp(-lam (A k1^2 - 2 B k1 k2 + A k2^2))
+        lam = 1.0 / (2.0 * det)
+        total = gauss_sum_2d(kappa, jac, table, lam, a, b)[0]
+        return 2.0 * total / (2.0 * math.pi * math.sqrt(det)) / V
+    # principal axes: u along the wide direction, v along the narrow one
+    wide_sign = 1.0 if lam_p >= lam_m else -1.0
+    sw, sn = math.sqrt(hi), math.sqrt(lo)
+    xw = 1.5 * hi
+    scale_w = 1.0 if xw >= 0.25 else (0.05 if xw >= 1e-3 else math.sqrt(xw))
+    tmax_w = HARDMAX_TMAX if xw >= 0.25 else (6.0 if xw >= 1e-3 else 4.0)
+    u, ju = _sinh_rule(scale_w, float(step), tmax_w)
+    wu = ju * np.exp(-0.5 * (u / sw) ** 2) / (math.sqrt(2.0 * math.pi) * sw)
+    if lo == 0.0:
+        v, wv = np.zeros(1), np.ones(1)
+    else:
+        v, jv = _sinh_rule(sn, float(step), 4.0)
+        wv = jv * np.exp(-0.5 * (v / sn) ** 2) / (math.sqrt(2.0 * math.pi) * sn)
+    U, Vv = np.meshgrid(u, v, indexing="ij")
+    # k = u e_wide + v e_narrow, e_+ = (1, 1) / sqrt 2 and e_- = (1, -1) / sqrt 2
+    k1 = (U + Vv) / math.sqrt(2.0)
+    k2 = (U - Vv) / math.sqrt(2.0) if wide_sign > 0 else (Vv - U) / math.sqrt(2.0)
+    f = _f_points(np.ascontiguousarray(k1.ravel()), np.ascontiguousarray(k2.ravel()),
+                  float(r), density).reshape(U.shape)
+    return 2.0 * float(wu @ f @ wv) / V
+
+
 @lru_cache(maxsize=8)
 def hardmax_table(density: bool, scale: float, step: float, tmax: float):
     """Grid ``kappa = scale sinh(t)`` (``t`` in steps of ``step`` up to ``tmax``), its trapezoid
@@ -235,6 +377,8 @@ class Hardmax(Channel):
     T_MAX: ClassVar[int] = 2
     VARIANTS: ClassVar[tuple[str, ...]] = ("exact", "density")
     G_OUT_SECONDS: ClassVar[float] = 6e-6
+    OMEGA_FREE: ClassVar[bool] = False
+    SUPPORTS_CORRELATED: ClassVar[bool] = True
     LABEL_DTYPE: ClassVar[type] = np.int8
     PREDICTORS: ClassVar[tuple[str, ...]] = ("bayes", "plugin", "argmax")
 
@@ -267,6 +411,43 @@ class Hardmax(Channel):
     def q_hat(self, alpha: float, q: float, V: float) -> float:
         """``q_hat = 2 alpha E[sum_{a<=b} w_ab g_ab^2]``."""
         return 2.0 * alpha * self.second_moment(q, V)
+
+    # -------------------------------------------------------------- token laws (§12)
+    def q_hat_tokens(self, alpha: float, q: float, V: float, index) -> float:
+        """``q_hat`` under the index law ``index``: the comparisons
+        ``D = (h_11 - h_12, h_22 - h_12)`` keep their noise covariance (up to scale, correlation
+        ``r``) and their means gain ``diag_extra`` on ``Var omega_aa``
+        (:func:`comparison_second_moment`, docs/theory.md §12)."""
+        if index.gaussian:
+            return self.q_hat(alpha, q, V)
+        _, r, s2 = comparison_geometry(index.corr)
+        return 2.0 * alpha * comparison_second_moment(q, V, r, index.diag_extra / s2,
+                                                      density=self.density)
+
+    def g_out_whitened(self, y: np.ndarray, omega: np.ndarray, V: float,
+                       L: np.ndarray) -> np.ndarray:
+        """:meth:`g_out` in the whitened index of correlated tokens: the comparisons are
+        ``D = A p`` in the pair coordinates ``p = (h~_11, h~_12, h~_22)``, Gaussian given
+        ``omega`` with covariance ``V A W A^T`` (``W = diag(2, 1, 2)``), and
+        ``g = A^T d log Phi_2 / d D`` (docs/theory.md §12.3)."""
+        A = comparison_matrix(L)
+        S = A @ np.diag([2.0, 1.0, 2.0]) @ A.T
+        p = np.stack([omega[:, 0, 0], omega[:, 0, 1], omega[:, 1, 1]], axis=1)
+        m = p @ A.T
+        sd1, sd2 = math.sqrt(V * S[0, 0]), math.sqrt(V * S[1, 1])
+        r = S[0, 1] / math.sqrt(S[0, 0] * S[1, 1])
+        s1 = np.where(y[:, 0, 0] > 0.5, 1.0, -1.0)
+        s2 = np.where(y[:, 1, 1] > 0.5, 1.0, -1.0)
+        a, b, _ = _hardmax_gout_general(s1, s2, np.ascontiguousarray(m[:, 0]),
+                                        np.ascontiguousarray(m[:, 1]), sd1, sd2, r,
+                                        self.density)
+        gp = np.stack([a, b], axis=1) @ A  # (n, 3): g~_11, g~_12, g~_22
+        g = np.empty((y.shape[0], 2, 2))
+        g[:, 0, 0] = gp[:, 0]
+        g[:, 1, 1] = gp[:, 2]
+        g[:, 0, 1] = gp[:, 1]
+        g[:, 1, 0] = gp[:, 1]
+        return g
 
     def g_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
         """Output function on samples.
@@ -330,6 +511,30 @@ class Hardmax(Channel):
         p = special.ndtr(math.sqrt(3.0 * q) * x / math.sqrt(3.0 * V))
         return TestError(self.T * 2.0 * float(np.sum(w * p * (1.0 - p))), 1e-10,
                          "quadrature")
+
+
+def comparison_matrix(L: np.ndarray) -> np.ndarray:
+    """``A`` (2 x 3) with ``(h_11 - h_12, h_22 - h_12) = A (h~_11, h~_12, h~_22)`` for
+    ``h = L h~ L`` (``L`` symmetric 2 x 2; the identity for i.i.d. tokens)."""
+    A = np.empty((2, 3))
+    basis = (np.array([[1.0, 0.0], [0.0, 0.0]]), np.array([[0.0, 1.0], [1.0, 0.0]]),
+             np.array([[0.0, 0.0], [0.0, 1.0]]))
+    for j, E in enumerate(basis):
+        h = L @ E @ L
+        A[0, j] = h[0, 0] - h[0, 1]
+        A[1, j] = h[1, 1] - h[0, 1]
+    return A
+
+
+def comparison_geometry(corr: float) -> tuple[np.ndarray, float, float]:
+    """``(A, r, sigma^2)`` of the comparisons at token correlation ``corr``: their map from the
+    whitened pair coordinates, their correlation ``r = (1 - 3c) / (3 - c)`` and their variance
+    per unit overlap ``sigma^2 = (1 - c)(3 - c)`` (``1/3`` and 3 for i.i.d. tokens)."""
+    from aimlib.tokens import sqrt_corr
+
+    A = comparison_matrix(sqrt_corr(2, corr))
+    S = A @ np.diag([2.0, 1.0, 2.0]) @ A.T
+    return A, float(S[0, 1] / S[0, 0]), float(S[0, 0])
 
 
 def _col(a: np.ndarray, i: int, j: int) -> np.ndarray:

@@ -45,6 +45,7 @@ class Softmax(Channel):
     SUPPORTS_GD: ClassVar[bool] = True
     SE_USES_PARAM: ClassVar[bool] = False
     G_OUT_SECONDS: ClassVar[float] = 1.5e-6
+    SUPPORTS_CORRELATED: ClassVar[bool] = True
 
     @property
     def n_constraints(self) -> int:
@@ -103,13 +104,29 @@ class Softmax(Channel):
         numpy.ndarray
             ``g`` of shape ``(n, T, T)``, symmetric (the off-diagonal entries hold ``g_ab``).
         """
-        T = self.T
+        return self._g_from_h0(self._h0(y), omega, V)
+
+    def _h0(self, y: np.ndarray) -> np.ndarray:
+        """A symmetric index with the observed row differences (the posterior line's base)."""
         logy = np.log(np.maximum(y, np.finfo(float).tiny)) / self.beta
         D = logy - logy[..., -1:]  # D_ab = h_ab - h_aT
         h0 = D[:, -1, :][:, :, None] + D  # h_ab = h_Ta + (h_ab - h_aT), with h_TT = 0
-        h0 = 0.5 * (h0 + np.swapaxes(h0, 1, 2))
+        return 0.5 * (h0 + np.swapaxes(h0, 1, 2))
+
+    def _g_from_h0(self, h0: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
+        T = self.T
         c = (omega - h0).sum(axis=(1, 2)) / (T * T)
         return (h0 + c[:, None, None] - omega) / (pair_weights(T) * V)
+
+    def g_out_whitened(self, y: np.ndarray, omega: np.ndarray, V: float,
+                       L: np.ndarray) -> np.ndarray:
+        """:meth:`g_out` for correlated tokens, in the whitened index ``h~ = L^-1 h L^-1``
+        (``L = C^(1/2)``): the outputs fix ``h`` up to ``t J``, hence ``h~`` up to a multiple of
+        ``L^-1 J L^-1``, which is proportional to ``J`` (the all-ones vector is an eigenvector of
+        ``C``); the posterior line is ``L^-1 h0 L^-1 + t J`` and the Gaussian-token formula applies
+        to it (docs/theory.md §12.3)."""
+        Li = np.linalg.inv(L)
+        return self._g_from_h0(Li @ self._h0(y) @ Li, omega, V)
 
     def g_out_xp(self, xp, y, omega, V: float, w):
         """:meth:`g_out` in array-API calls, on the backend's arrays (``w``: the pair weights

@@ -21,27 +21,29 @@ GAUSS_CUTOFF = 708.0
 
 
 @njit(cache=True)
-def gauss_sum_2d(kappa, jac, table, lam):  # pragma: no cover - numba
-    """``sum_ij jac_i jac_j exp(-lam (3 k_i^2 - 2 k_i k_j + 3 k_j^2)) table[i, j, :]``.
+def gauss_sum_2d(kappa, jac, table, lam, A=3.0, B=1.0):  # pragma: no cover - numba
+    """``sum_ij jac_i jac_j exp(-lam (A k_i^2 - 2 B k_i k_j + A k_j^2)) table[i, j, :]``.
 
-    The 2-D Gaussian sum of the hardmax ``T = 2`` integrals (docs/theory.md §3.4, §8): the
-    pair differences ``u = (omega_11 - omega_12, omega_22 - omega_12)`` have covariance
-    ``q [[3, 1], [1, 3]]``, whose quadratic form is ``(3 u_1^2 - 2 u_1 u_2 + 3 u_2^2) / (8 q)``.
-    Terms with exponent above :data:`GAUSS_CUTOFF` are skipped; a whole row ``i`` is skipped
-    when even its smallest exponent, ``(8/3) lam k_i^2``, is above it.  Returns the ``k`` sums
-    of a table of shape ``(n, n, k)``.
+    The 2-D Gaussian sum of the hardmax ``T = 2`` integrals (docs/theory.md §3.4, §8, §12): for
+    Gaussian tokens the pair differences ``u = (omega_11 - omega_12, omega_22 - omega_12)`` have
+    covariance ``q [[3, 1], [1, 3]]``, whose quadratic form is
+    ``(3 u_1^2 - 2 u_1 u_2 + 3 u_2^2) / (8 q)`` (``A = 3``, ``B = 1``, the defaults); other token
+    laws give other ``A > |B|``.  Terms with exponent above :data:`GAUSS_CUTOFF` are skipped; a
+    whole row ``i`` is skipped when even its smallest exponent, ``(A - B^2 / A) lam k_i^2``, is
+    above it.  Returns the ``k`` sums of a table of shape ``(n, n, k)``.
     """
     n = kappa.shape[0]
     k = table.shape[2]
     acc = np.zeros(k)
+    keep = 1.0 - (B * B) / (A * A)
     for i in range(n):
         ki = kappa[i]
-        ei = 3.0 * lam * ki * ki
-        if ei * (8.0 / 9.0) > GAUSS_CUTOFF:
+        ei = A * lam * ki * ki
+        if ei * keep > GAUSS_CUTOFF:
             continue
         for j in range(n):
             kj = kappa[j]
-            e = ei + lam * (3.0 * kj * kj - 2.0 * ki * kj)
+            e = ei + lam * (A * kj * kj - 2.0 * B * ki * kj)
             if e < GAUSS_CUTOFF:
                 w = jac[i] * jac[j] * math.exp(-e)
                 for c in range(k):

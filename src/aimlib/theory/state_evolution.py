@@ -24,6 +24,7 @@ from aimlib import prior
 from aimlib.channels import make_channel
 from aimlib.channels.softmax import perfect_recovery_alpha_bar
 from aimlib.core.validation import check_alpha, check_rho
+from aimlib.tokens import IndexLaw, make_tokens
 from aimlib.theory.fixed_point import (  # noqa: F401  (re-exported)
     SE_STOP_REASONS,
     TOL,
@@ -120,14 +121,29 @@ def alpha_bar(channel: str, alpha, rho: float, T: int | None = None, **params):
     return np.asarray(alpha) * ch.alpha_bar_factor(rho)
 
 
-def _se_map(ch, alpha: float, rho: float) -> Callable[[float], float]:
+def _q_hat(ch, alpha: float, q: float, V: float, index: IndexLaw | None) -> float:
+    """The channel's output update under the token law's index law (docs/theory.md §12)."""
+    if index is None or index.gaussian:
+        return ch.q_hat(alpha, q, V)
+    return ch.q_hat_tokens(alpha, q, V, index)
+
+
+def _index_law(ch, tokens, rho: float) -> IndexLaw | None:
+    """The index law of a token law (None for Gaussian tokens), checked against the channel."""
+    law = make_tokens(tokens)
+    ch.check_tokens(law)
+    return None if law.is_gaussian else law.index_law(rho)
+
+
+def _se_map(ch, alpha: float, rho: float, index: IndexLaw | None = None
+            ) -> Callable[[float], float]:
     Q0 = 1.0 + rho
 
     def F(q: float) -> float:
         V = Q0 - q
         if V <= 0.0:
             return Q0
-        qh = ch.q_hat(alpha, q, V)
+        qh = _q_hat(ch, alpha, q, V, index)
         if qh == 0.0:  # no information: the prior's mean
             return rho
         if not qh > 0:  # NaN or negative: the channel failed; the solve reports "nan"
@@ -137,19 +153,21 @@ def _se_map(ch, alpha: float, rho: float) -> Callable[[float], float]:
     return F
 
 
-def _solve_channel(ch, alpha: float, rho: float, q_start: float, tol: float) -> FixedPointResult:
+def _solve_channel(ch, alpha: float, rho: float, q_start: float, tol: float,
+                   index: IndexLaw | None = None) -> FixedPointResult:
     Q0 = 1.0 + rho
-    return fixed_point(_se_map(ch, alpha, rho), q_start, rho, Q0, tol=tol)
+    return fixed_point(_se_map(ch, alpha, rho, index), q_start, rho, Q0, tol=tol)
 
 
-def _result(ch, alpha, rho, beta, unf: FixedPointResult, inf: FixedPointResult) -> SEResult:
+def _result(ch, alpha, rho, beta, unf: FixedPointResult, inf: FixedPointResult,
+            index: IndexLaw | None = None) -> SEResult:
     Q0 = 1.0 + rho
 
     def qh(q):
         V = Q0 - q
         if math.isnan(q):
             return math.nan
-        return math.inf if V <= 0 else ch.q_hat(alpha, q, V)
+        return math.inf if V <= 0 else _q_hat(ch, alpha, q, V, index)
 
     return SEResult(
         channel=ch.name, alpha=alpha, rho=rho, T=ch.T, beta=beta, param=ch.param_value,
@@ -179,6 +197,7 @@ def solve(
     beta: float = 1.0,
     *,
     tol: float = TOL,
+    tokens=None,
     **params,
 ) -> SEResult:
     """State-evolution fixed point for one parameter point.
@@ -197,6 +216,10 @@ def solve(
         Softmax inverse temperature (SE does not depend on it).
     tol : float
         Fixed-point tolerance on ``|F(q) - q|``.
+    tokens : str, dict or TokenLaw, optional
+        The token law (:func:`aimlib.tokens.make_tokens`; default Gaussian, the paper's): the
+        SE of docs/theory.md §12 (i.i.d. tokens change ``Var omega_aa`` to ``2 q + kappa rho``,
+        correlated tokens compose the channel with ``C^(1/2)``).
     **params
         The channel's own parameters: ``variant`` (hardmax: ``"exact"`` or ``"density"``, the
         published error of docs/theory.md §7), ``delta`` (Gaussian noise variance, ``>= 0``).
@@ -208,9 +231,10 @@ def solve(
     alpha = check_alpha(alpha)
     rho = check_rho(rho)
     ch = make_channel(channel, T=T, beta=beta, **params)
-    unf = _solve_channel(ch, alpha, rho, rho, tol)
-    inf = _solve_channel(ch, alpha, rho, _informed_start(rho), tol)
-    return _result(ch, alpha, rho, float(beta), unf, inf)
+    index = _index_law(ch, tokens, rho)
+    unf = _solve_channel(ch, alpha, rho, rho, tol, index)
+    inf = _solve_channel(ch, alpha, rho, _informed_start(rho), tol, index)
+    return _result(ch, alpha, rho, float(beta), unf, inf, index)
 
 
 def curve(
@@ -221,13 +245,15 @@ def curve(
     beta: float = 1.0,
     *,
     tol: float = TOL,
+    tokens=None,
     **params,
 ) -> xr.Dataset:
     """State-evolution curve over a grid of ``alpha``.
 
     The uninformed branch is followed upward in ``alpha`` and the informed branch downward, each
     fixed point starting from its neighbour's (exact, because the SE map is increasing in both
-    ``q`` and ``alpha``, so the branches are monotone in ``alpha``).
+    ``q`` and ``alpha``, so the branches are monotone in ``alpha``).  ``tokens`` as in
+    :func:`solve`.
 
     Returns
     -------
@@ -243,22 +269,28 @@ def curve(
         check_alpha(v)
     rho = check_rho(rho)
     ch = make_channel(channel, T=T, beta=beta, **params)
+    index = _index_law(ch, tokens, rho)
     Q0 = 1.0 + rho
     order = np.argsort(a, kind="stable")
     unf: dict[int, FixedPointResult] = {}
     q_prev = rho
     for i in order:
-        res = _solve_channel(ch, float(a[i]), rho, q_prev, tol)
+        res = _solve_channel(ch, float(a[i]), rho, q_prev, tol, index)
         unf[i] = res
         q_prev = max(rho, min(res.q, Q0))
     inf: dict[int, FixedPointResult] = {}
     q_prev = _informed_start(rho)
     for i in order[::-1]:
-        res = _solve_channel(ch, float(a[i]), rho, q_prev, tol)
+        res = _solve_channel(ch, float(a[i]), rho, q_prev, tol, index)
         inf[i] = res
         q_prev = max(rho, min(res.q, _informed_start(rho)))
-    results = [_result(ch, float(a[i]), rho, float(beta), unf[i], inf[i]) for i in range(a.size)]
-    return _results_dataset(results, a, ch, rho, beta, tol)
+    results = [_result(ch, float(a[i]), rho, float(beta), unf[i], inf[i], index)
+               for i in range(a.size)]
+    ds = _results_dataset(results, a, ch, rho, beta, tol)
+    law = make_tokens(tokens)
+    if not law.is_gaussian:
+        ds.attrs.update(tokens=law.tag, kurtosis=float(law.kappa), token_corr=float(law.corr))
+    return ds
 
 
 def _results_dataset(results, a, ch, rho, beta, tol) -> xr.Dataset:
