@@ -264,11 +264,13 @@ def test_gd_gradient_with_correlated_tokens():
 @pytest.mark.parametrize("channel,alpha,spec", [
     ("hardmax", 0.4583, "rademacher"),
     ("hardmax", 0.4583, {"law": "correlated", "c": 1 / 3}),
-    ("softmax", 0.06, {"law": "correlated", "c": 0.3}),
+    ("softmax", 0.1, {"law": "correlated", "c": 0.3}),
 ], ids=str)
 def test_amp_follows_the_token_law_se(channel, alpha, spec):
-    """AMP (d = 80, two seeds) lands on the SE of its token law; the tolerance is four times
-    the Gaussian-token seed spread at this size (about 0.006 hardmax, 0.02 softmax, measured)."""
+    """AMP (d = 80, two seeds) lands on the SE of its token law.  Gaussian tokens at d = 80
+    (measured, 8 and 6 seeds): hardmax mean 0.239 (SE 0.237), one-seed std 0.012; softmax at
+    alpha = 0.1 mean 0.398 (SE 0.392), std 0.011.  The tolerance is the finite-size offset plus
+    three standard deviations of a two-seed mean."""
     errs = []
     for seed in range(2):
         data = model.generate(channel, alpha, 0.5, 2, 80, seed, tokens=spec)
@@ -276,7 +278,7 @@ def test_amp_follows_the_token_law_se(channel, alpha, spec):
         assert res.converged
         errs.append(res.error)
     ref = se.solve(channel, alpha, 0.5, tokens=spec).error
-    tol = 0.025 if channel == "hardmax" else 0.06
+    tol = 0.025 if channel == "hardmax" else 0.03
     assert np.mean(errs) == pytest.approx(ref, abs=tol)
     if spec == "rademacher":  # and it is not the Gaussian-token SE: universality breaks
         assert abs(np.mean(errs) - se.solve(channel, alpha, 0.5).error) > 0.02

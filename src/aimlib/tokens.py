@@ -104,6 +104,15 @@ class TokenLaw:
             return self.name
         return {"law": self.name, self.PARAM: float(getattr(self, self.PARAM))}
 
+    @property
+    def attrs(self) -> dict:
+        """netCDF attributes of results under this law (none for Gaussian tokens, whose files
+        are those of the paper's model)."""
+        if self.is_gaussian:
+            return {}
+        return {"tokens": self.tag, "tokens_kurtosis": float(self.kappa),
+                "tokens_corr": float(self.corr)}
+
     def draw(self, rng: np.random.Generator, shape: tuple[int, int, int]) -> np.ndarray:
         """Tokens of shape ``(m, T, d)``, float64, unit variance per entry."""
         raise NotImplementedError

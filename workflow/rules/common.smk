@@ -7,6 +7,7 @@ from aimlib.algorithms import resources as res
 from aimlib.algorithms import ALGORITHMS, aggregate_kinds, algorithm_of_kind
 from aimlib.figures.registry import FIGURES, caption as figure_caption
 from aimlib.channels import CHANNELS
+from aimlib.tokens import TOKEN_LAWS
 from aimlib.pipeline.io import code_version
 from aimlib.pipeline.jobs import resolved_config
 from aimlib.pipeline import paths
@@ -15,8 +16,19 @@ from aimlib.pipeline.paths import AGG_PATH, FINITE_SIZE_PATH, SE_PATH, SMALL_WID
 cfg.check(config)
 PLAN = cfg.plan(config)
 FLOAT = r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?"
-# The channel parameter in file names: beta1.0, delta0.1, ...
-CPAR = "(" + "|".join(sorted({c.PARAM or "beta" for c in CHANNELS.values()})) + ")" + FLOAT
+# The channel parameter in file names: beta1.0, delta0.1, ..., with the token law where it is
+# not Gaussian: beta1.0-rademacher, beta1.0-student_t10, beta1.0-correlated0.3
+CPAR = (
+    "("
+    + "|".join(sorted({c.PARAM or "beta" for c in CHANNELS.values()}))
+    + ")"
+    + FLOAT
+    + "(-("
+    + "|".join(TOKEN_LAWS)
+    + ")("
+    + FLOAT
+    + ")?)?"
+)
 
 
 def script_version(name):
@@ -62,6 +74,7 @@ def se_params(wildcards):
     return dict(
         alphas=list(job.alphas),
         channel_params=job.channel_params,
+        tokens=job.token_spec,
         tol=PLAN.se_tol,
         allow_unconverged=PLAN.allow_unconverged(job.experiment),
     )
@@ -113,6 +126,7 @@ def group_params(stage):
             options=PLAN.options(stage, g.experiment, g.d),
             seeds=list(g.seeds),
             channel_params=g.channel_params,
+            tokens=g.token_spec,
         )
 
     return get

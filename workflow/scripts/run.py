@@ -23,7 +23,8 @@ with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     runs = []
     for seed in job["seeds"]:
         data = model.generate(w.channel, float(w.alpha), float(w.rho), int(w.T), int(w.d), seed,
-                              base_seed=int(sm.params.base_seed), **job["channel_params"])
+                              base_seed=int(sm.params.base_seed), tokens=job["tokens"],
+                              **job["channel_params"])
         log.info("%s %s (%s) T=%d %s rho=%g d=%d alpha=%g seed=%d n=%d, options %s",
                  alg.label, data.channel, w.variant, data.T, w.cpar, data.rho, data.d,
                  data.alpha, seed, data.n, opts)
@@ -33,5 +34,6 @@ with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     ds.attrs.update(channel=w.channel, variant=w.variant, T=int(w.T), rho=float(w.rho),
                     d=int(w.d), alpha=float(w.alpha), n=data.n, algorithm=alg.name,
                     **{"beta": data.beta, **job["channel_params"]},
+                    **data.token_law.attrs,
                     **alg.dataset_attrs(opts))
     write_netcdf(ds, sm.output[0], config=resolved_config(sm.config), version=sm.params.version)

@@ -17,7 +17,8 @@ with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
         ds = ds.assign_coords(alpha_bar=("alpha", ds["alpha"].values / float(w.rho)))
     else:
         ds = state_evolution.curve(w.channel, p["alphas"], float(w.rho), T=int(w.T),
-                                   tol=p["tol"], variant=w.variant, **p["channel_params"])
+                                   tol=p["tol"], variant=w.variant, tokens=p["tokens"],
+                                   **p["channel_params"])
     ds.attrs["experiment"] = w.experiment
     n_bad = int((ds.converged == 0).sum())
     log.info("converged %d/%d, %d SE evaluations", ds.sizes["alpha"] - n_bad, ds.sizes["alpha"],

@@ -144,6 +144,18 @@ FIGURES: dict[str, FigureSpec] = {spec.name: spec for spec in (
               "Bayes-optimal.",
         corrections="None: a new channel."),
     FigureSpec(
+        "fig10", ("se", "amp", "agd"),
+        paper="Beyond the paper: tokens that are not Gaussian (docs/theory.md §12)",
+        shows="Softmax and hardmax, T = 2: (top) error against alpha under each token law "
+              "(one colour per law): the SE of Gaussian tokens (black), the SE of each law "
+              "where it differs (dashed), AMP (filled circles) and AGD (crosses, softmax), "
+              "markers of different laws slightly offset in alpha; (bottom) each result minus "
+              "the Gaussian-token SE at its alpha (AMP: mean +- standard error over the "
+              "converged seeds). Softmax is universal: every law shares one SE. Hardmax is "
+              "not: i.i.d. tokens change it through their kurtosis (Var omega_aa = 2 q + kappa "
+              "rho), correlated tokens through the correlation of the two comparisons.",
+        corrections="Hardmax uses the exact output function."),
+    FigureSpec(
         "fig_steps", ("se", "gd", "agd"),
         paper="Beyond the paper: the step budget behind Figure 2 (right) (docs/theory.md §5.2)",
         shows="Softmax, rho = 0.5: GD (dashed, +) and AGD (solid, x) error against the number "
@@ -184,7 +196,7 @@ def caption(name: str, experiment: Mapping) -> str:
         if spec else {}
     lines = [f"**{name}**: {experiment.get('description', '')}", "",
              notes.get("shows", ""), "", "Parameters:", ""]
-    for key in ("channel", "T", "rho", "beta", "delta"):
+    for key in ("channel", "T", "rho", "beta", "delta", "tokens"):
         if key in experiment:
             lines.append(f"- {key}: {experiment[key]}")
     for stage in ("se", "small_width", *ALGORITHMS):

@@ -122,6 +122,9 @@ def check(config: dict) -> None:
             if "T" in block:
                 _check_T(block["T"], channels(exp, block), f"{base}.{stage}.T")
             _check_params(exp, block, channels(exp, block), f"{base}.{stage}")
+            if stage != "small_width":
+                _check_tokens(exp, block, stage, f"{base}.{stage}" if "tokens" in block
+                              else base)
             if stage in ALGORITHMS and "backend" in block:
                 from aimlib.core import backend as backends
 
@@ -154,6 +157,35 @@ def check(config: dict) -> None:
                         raise ConfigError(f"{base}.gap.{c}: alpha={a} is not on the amp.alpha "
                                           "grid")
 
+
+
+def _check_tokens(exp: dict, block: dict, stage: str, where: str) -> None:
+    """Each token law of a stage is valid and covered by each of its channels, at each ``T``
+    and output function it runs (``where``: the block whose ``tokens`` key applies)."""
+    from aimlib.channels import make_channel
+    from aimlib.pipeline.grids import token_laws, variants
+
+    try:
+        laws = token_laws(exp, block, f"{where}.tokens")
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    for law in laws:
+        if law.is_gaussian:
+            continue
+        for c in channels(exp, block):
+            for T in as_list(block.get("T", exp["T"])):
+                for v in variants(exp, stage, c):
+                    if v == "mismatched":
+                        raise ConfigError(f"{where}.tokens: the mismatched SE is for Gaussian "
+                                          f"tokens only, got {law.tag}")
+                    try:
+                        make_channel(c, T=int(T), variant=v).check_tokens(law)
+                    except ValueError as e:
+                        raise ConfigError(f"{where}.{e}") from None
+                if stage in ALGORITHMS and law.corr and ALGORITHMS[stage].name == "gd" \
+                        and not CHANNELS[c].SUPPORTS_CORRELATED:
+                    raise ConfigError(f"{where}.tokens: correlated tokens are not implemented "
+                                      f"for GD on the {c} channel")
 
 
 # --------------------------------------------------------------------------------------------

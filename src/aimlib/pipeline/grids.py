@@ -12,7 +12,7 @@ from aimlib.algorithms import ALGORITHMS
 from aimlib.channels import CHANNELS, channel_class
 
 __all__ = ["ConfigError", "ffmt", "fnum", "grid", "channel_grid", "as_list", "channels",
-           "channel_param_values", "cpar", "alphas_for", "variants"]
+           "channel_param_values", "cpar", "token_laws", "alphas_for", "variants"]
 
 
 
@@ -99,10 +99,34 @@ def channel_param_values(exp: dict, block: dict | None, channel: str) -> list[fl
     return [cls.PARAM_DEFAULT]
 
 
-def cpar(channel: str, value: float) -> str:
-    """The channel-parameter part of a file name: ``beta1.0``, ``delta0.1`` (hardmax, which has
-    no parameter, writes ``beta1.0`` as it always has)."""
-    return f"{CHANNELS[channel].PARAM or 'beta'}{ffmt(value)}"
+def cpar(channel: str, value: float, tokens=None) -> str:
+    """The model-parameter part of a file name: ``beta1.0``, ``delta0.1`` (hardmax, which has
+    no parameter, writes ``beta1.0`` as it always has), followed by ``-<law>`` for tokens that
+    are not Gaussian (``beta1.0-rademacher``, ``beta1.0-student_t10``)."""
+    out = f"{CHANNELS[channel].PARAM or 'beta'}{ffmt(value)}"
+    if tokens is not None and not tokens.is_gaussian:
+        out += f"-{tokens.tag}"
+    return out
+
+
+def token_laws(exp: dict, block: dict | None, key: str = "tokens") -> list:
+    """The token laws (:class:`aimlib.tokens.TokenLaw`) of a stage block or its experiment
+    (default: Gaussian); a bad law is a ``ValueError`` naming ``key``."""
+    from aimlib.tokens import make_tokens
+
+    for src in (block or {}, exp):
+        if "tokens" in src:
+            specs = src["tokens"]
+            specs = specs if isinstance(specs, list) else [specs]
+            out = []
+            for i, spec in enumerate(specs):
+                try:
+                    out.append(make_tokens(spec))
+                except ValueError as exc:
+                    where = key if len(specs) == 1 else f"{key}[{i}]"
+                    raise ValueError(f"{where}: {exc}") from None
+            return out
+    return [make_tokens("gaussian")]
 
 
 def alphas_for(block: dict, rho: float, T: int, channel: str, key: str) -> list[float]:

@@ -19,8 +19,10 @@ from aimlib.pipeline.grids import (
     ffmt,
     fnum,
     grid,
+    token_laws,
     variants,
 )
+from aimlib.tokens import GAUSSIAN, TokenLaw
 
 __all__ = ["Plan", "plan", "SEJob", "Group", "TeacherKey", "FINITE_SIZE_KINDS", "stage_points",
            "stage_jobs", "se_alphas"]
@@ -36,19 +38,26 @@ def _key(wildcards) -> tuple:
 
 
 class _ChannelPoint:
-    """What a job knows of its channel: the file-name part and the keyword of its parameter."""
+    """What a job knows of its channel and tokens: the file-name part and the keywords of the
+    channel's parameter and of the token law."""
 
     channel: str
     param: float
+    tokens: TokenLaw
 
     @property
     def cpar(self) -> str:
-        return cpar(self.channel, self.param)
+        return cpar(self.channel, self.param, self.tokens)
 
     @property
     def channel_params(self) -> dict:
         """Keywords of the library calls (``generate``, ``curve``) for the channel's parameter."""
         return CHANNELS[self.channel].param_kwargs(self.param)
+
+    @property
+    def token_spec(self):
+        """The token law in its config form (``"gaussian"``, ``{"law": "student_t", ...}``)."""
+        return self.tokens.spec
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,7 @@ class SEJob(_ChannelPoint):
     rho: float
     variant: str
     alphas: tuple[float, ...]
+    tokens: TokenLaw = GAUSSIAN
 
     @property
     def wildcards(self) -> dict:
@@ -84,6 +94,7 @@ class Group(_ChannelPoint):
     d: int
     alphas: tuple[float, ...]
     seeds: tuple[int, ...]
+    tokens: TokenLaw = GAUSSIAN
 
     @property
     def wildcards(self) -> dict:
@@ -95,6 +106,8 @@ class Group(_ChannelPoint):
         """One dict per data job (alpha), with the group's fixed parameters and ``seeds``."""
         fixed = dict(channel=self.channel, variant=self.variant, T=self.T, param=self.param,
                      rho=self.rho, d=self.d, seeds=list(self.seeds))
+        if not self.tokens.is_gaussian:
+            fixed["tokens"] = self.tokens.spec
         return [dict(fixed, alpha=a) for a in self.alphas]
 
 
@@ -154,7 +167,7 @@ class Plan:
         gs = [g for g in self._groups.get(stage, {}).values()
               if experiment is None or g.experiment == experiment]
         return sorted(gs, key=lambda g: (g.experiment, g.channel, g.T, g.param, g.rho, g.d,
-                                         g.variant))
+                                         g.variant, g.tokens.tag))
 
     # ---------------------------------------------------------------- options
     def exp(self, experiment: str) -> dict:
@@ -256,8 +269,9 @@ def _se_jobs(name: str, exp: dict) -> list[SEJob]:
                                                  f"experiments.{name}.se"))
                         # the finite-size gap needs SE exactly at its alphas
                         alphas |= {fnum(a) for a in exp.get("gap", {}).get(channel, [])}
-                        out.append(SEJob(name, channel, int(T), fnum(param), fnum(rho), variant,
-                                         tuple(sorted(alphas))))
+                        for law in token_laws(exp, block, f"experiments.{name}.se.tokens"):
+                            out.append(SEJob(name, channel, int(T), fnum(param), fnum(rho),
+                                             variant, tuple(sorted(alphas)), law))
     return out
 
 
@@ -287,9 +301,10 @@ def _groups(name: str, exp: dict, stage: str) -> list[Group]:
                     for param in channel_param_values(exp, block, channel):
                         alphas = tuple(alphas_for(block, rho, int(T), channel, key))
                         for variant in variants(exp, stage, channel):
-                            out.append(Group(name, stage, channel, variant, int(T), fnum(param),
-                                             fnum(rho), int(d), alphas,
-                                             tuple(range(int(n_seeds)))))
+                            for law in token_laws(exp, block, f"{key}.tokens"):
+                                out.append(Group(name, stage, channel, variant, int(T),
+                                                 fnum(param), fnum(rho), int(d), alphas,
+                                                 tuple(range(int(n_seeds))), law))
     return out
 
 
@@ -307,11 +322,12 @@ class TeacherKey:
     d: int
     alpha: float
     seed: int
+    tokens: str = "gaussian"
 
 
 def stage_points(config: dict, experiment: str, stage: str) -> list[TeacherKey]:
     """Teacher keys of one data stage (``amp`` or ``gd``) of an experiment (one per run)."""
-    keys = {TeacherKey(g.channel, g.T, g.param, g.rho, g.d, a, s)
+    keys = {TeacherKey(g.channel, g.T, g.param, g.rho, g.d, a, s, g.tokens.tag)
             for g in plan(config).groups(stage, experiment) for a in g.alphas for s in g.seeds}
     return sorted(keys)
 

@@ -287,9 +287,7 @@ def curve(
     results = [_result(ch, float(a[i]), rho, float(beta), unf[i], inf[i], index)
                for i in range(a.size)]
     ds = _results_dataset(results, a, ch, rho, beta, tol)
-    law = make_tokens(tokens)
-    if not law.is_gaussian:
-        ds.attrs.update(tokens=law.tag, kurtosis=float(law.kappa), token_corr=float(law.corr))
+    ds.attrs.update(make_tokens(tokens).attrs)
     return ds
 
 
