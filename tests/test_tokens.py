@@ -1,4 +1,4 @@
-"""Token laws beyond the Gaussian (docs/theory.md §12): draws, index moments, the SE under each
+"""Token laws beyond the Gaussian (docs/theory.md §13): draws, index moments, the SE under each
 law, the whitened output functions and GD's centring, each against a reference that does not
 use the code it checks."""
 
@@ -10,8 +10,8 @@ from scipy import stats
 
 from aimlib import model, tokens
 from aimlib.algorithms import amp, gd
-from aimlib.channels import make_channel
 from aimlib.channels import hardmax as hm
+from aimlib.channels import make_channel
 from aimlib.theory import state_evolution as se
 
 LAWS = ["gaussian", "rademacher", "uniform", {"law": "student_t", "nu": 10},
@@ -282,3 +282,20 @@ def test_amp_follows_the_token_law_se(channel, alpha, spec):
     assert np.mean(errs) == pytest.approx(ref, abs=tol)
     if spec == "rademacher":  # and it is not the Gaussian-token SE: universality breaks
         assert abs(np.mean(errs) - se.solve(channel, alpha, 0.5).error) > 0.02
+
+
+@pytest.mark.parametrize("spec", ["rademacher", "uniform", {"law": "student_t", "nu": 10},
+                                  {"law": "correlated", "c": 1 / 3}], ids=str)
+def test_large_alpha_law_per_token_law(spec):
+    """The hardmax error still falls as alpha^-2; the prefactor takes ``Q0 + kappa rho / 3`` for
+    ``Q0`` (correlated tokens: unchanged).  SE at alpha = 200 against the law, to the same
+    2e-4 as the Gaussian-token law (docs/theory.md §9)."""
+    from aimlib.theory import asymptotics
+
+    law = asymptotics.large_alpha("hardmax", 0.5, tokens=spec)
+    e = se.solve("hardmax", 200.0, 0.5, tokens=spec).error
+    assert law.exponent == 2.0
+    assert e == pytest.approx(law.prefactor * 200.0**-2, rel=2e-4)
+    if spec == "rademacher":
+        assert law.prefactor == pytest.approx(
+            asymptotics.large_alpha("hardmax", 0.5).prefactor * (1.5 - 1 / 3) / 1.5, rel=1e-12)

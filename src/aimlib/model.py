@@ -80,7 +80,7 @@ def attention_indices(X: np.ndarray, S: np.ndarray, corr: float = 0.0) -> np.nda
 
     ``C_ab = E[x_a . x_b] / d`` is the token covariance: ``delta_ab`` for i.i.d. tokens (the
     paper's model), ``delta_ab + c (1 - delta_ab)`` for correlated tokens, so that the index is
-    centred under every token law (docs/theory.md §12).
+    centred under every token law (docs/theory.md §13).
 
     Parameters
     ----------
@@ -193,7 +193,7 @@ class TeacherData:
     def white_tokens(self, start: int = 0, stop: int | None = None,
                      dtype: type = np.float64) -> np.ndarray:
         """:meth:`tokens` whitened, ``C^(-1/2) X_mu`` (the tokens themselves for i.i.d. laws):
-        what AMP and the spectral estimator read (docs/theory.md §12.3)."""
+        what AMP and the spectral estimator read (docs/theory.md §13.3)."""
         X = self.tokens(start, stop, dtype)
         white = self.token_law.whitener(self.T)
         if white is None:

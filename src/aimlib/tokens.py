@@ -1,11 +1,11 @@
-"""Token laws beyond the paper's Gaussian tokens (docs/theory.md §12).
+"""Token laws beyond the paper's Gaussian tokens (docs/theory.md §13).
 
 A token law says how the ``T x d`` block of one sample is drawn.  The paper (and every
 default of aimlib) uses i.i.d. N(0, 1) entries; the laws here keep unit variance and change
 either the fourth moment of the entries (i.i.d. laws with excess kurtosis ``kappa``) or the
 covariance between the tokens of one sequence (:class:`Correlated`).
 
-What each law changes in the theory, derived in docs/theory.md §12:
+What each law changes in the theory, derived in docs/theory.md §13:
 
 * i.i.d. entries with excess kurtosis ``kappa``: only the law of the diagonal indices' part
   that the data already reveal, ``sqrt(rho) sum_i (x_ai^2 - 1) / sqrt(d)``; state evolution keeps
@@ -35,7 +35,7 @@ __all__ = ["TokenLaw", "Gaussian", "Rademacher", "Uniform", "StudentT", "Correla
 
 @dataclass(frozen=True)
 class IndexLaw:
-    """How the law of the SE's ``omega`` differs from the Gaussian-token one (theory §12).
+    """How the law of the SE's ``omega`` differs from the Gaussian-token one (theory §13).
 
     Attributes
     ----------

@@ -187,7 +187,8 @@ def loss_and_grad(W: np.ndarray, X: np.ndarray, y: np.ndarray, channel: Channel 
     gdiag = np.zeros(K)
     ch.gd_layer(Z, y, c, trace, r, d, GZ, loss, gdiag)
     # backward GEMM: (d, nT) @ (nT, K r)
-    grad = (Xf.T @ GZ).reshape(d, K, r).transpose(1, 0, 2) - (2.0 * centre) * gdiag[:, None, None] * W
+    grad = (Xf.T @ GZ).reshape(d, K, r).transpose(1, 0, 2) \
+        - (2.0 * centre) * gdiag[:, None, None] * W
     return loss, grad / c
 
 
@@ -206,7 +207,7 @@ STOP_REASONS = ("steps", "holdout", "nan")
 def centring(data) -> float:
     """The factor of ``Tr S`` that centres the student's diagonal indices on ``data``'s tokens.
 
-    The model centres ``h_ab`` by ``C_ab Tr S`` (docs/theory.md §12.3).  For correlated tokens
+    The model centres ``h_ab`` by ``C_ab Tr S`` (docs/theory.md §13.3).  For correlated tokens
     the off-diagonal part ``c Tr S`` adds one constant to every entry of a row, to which the
     softmax (the one GD channel that takes correlated tokens) is blind, so the student only
     needs its diagonal centred by ``(1 - c) Tr S``: the GD kernels stay those of i.i.d. tokens.

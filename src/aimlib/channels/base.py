@@ -118,7 +118,7 @@ class Channel:
     OMEGA_FREE : bool
         Whether the SE output update depends on ``omega``'s law not at all (only on the law of
         ``h - omega``), so that i.i.d. tokens of any kurtosis leave it unchanged
-        (docs/theory.md §12).
+        (docs/theory.md §13).
     SUPPORTS_CORRELATED : bool
         Whether the channel has :meth:`g_out_whitened` and an SE for correlated tokens.
     """
@@ -229,7 +229,7 @@ class Channel:
         w = pair_weights(T)[iu]
         return 2.0 * alpha * float(np.mean((g[:, iu[0], iu[1]] ** 2) @ w))
 
-    # ------------------------------------------------------------------ token laws (§12)
+    # ------------------------------------------------------------------ token laws (§13)
     def check_tokens(self, law) -> None:
         """``ValueError`` where this channel's theory and AMP do not cover the token law
         ``law`` (:mod:`aimlib.tokens`)."""
@@ -249,7 +249,7 @@ class Channel:
 
         The default serves channels whose update depends only on the law of ``h - omega``
         (``OMEGA_FREE``): for i.i.d. tokens that law is the Gaussian-token one, so the update
-        is :meth:`q_hat` (docs/theory.md §12.2)."""
+        is :meth:`q_hat` (docs/theory.md §13.2)."""
         if index.gaussian:
             return self.q_hat(alpha, q, V)
         if index.corr and not self.SUPPORTS_CORRELATED:
@@ -263,7 +263,7 @@ class Channel:
     def g_out_whitened(self, y: np.ndarray, omega: np.ndarray, V: float,
                        L: np.ndarray) -> np.ndarray:
         """``g_out`` in the whitened index ``h~ = L^-1 h L^-1`` of correlated tokens
-        (``L = C^(1/2)``, docs/theory.md §12.3)."""
+        (``L = C^(1/2)``, docs/theory.md §13.3)."""
         raise ValueError(f"tokens: correlated tokens are not implemented for the {self.name} "
                          "channel")
 
@@ -283,7 +283,7 @@ class Channel:
 class Whitened:
     """A channel seen from the whitened tokens ``C^(-1/2) X`` of correlated tokens: AMP and the
     spectral estimator call it as a channel of the Gaussian-token model whose output is the
-    channel composed with ``h = L h~ L`` (``L = C^(1/2)``, docs/theory.md §12.3).  It forwards
+    channel composed with ``h = L h~ L`` (``L = C^(1/2)``, docs/theory.md §13.3).  It forwards
     everything but the output function to ``base``, and has no array-API ``g_out_xp`` (its
     output function runs on the host)."""
 

@@ -166,7 +166,7 @@ def _hardmax_gout_kernel(y11, y22, w11, w12, w22, V, density):
 def _hardmax_gout_general(s1v, s2v, m1, m2, sd1, sd2, r, density):
     """Hardmax T = 2 on general comparisons: ``D_i ~ N(m_i, sd_i^2)`` with correlation ``r``
     and ``s_i = sign D_i`` observed; returns ``(d log Z / d m_1, d log Z / d m_2, log Z)``
-    (docs/theory.md §12.3: correlated tokens)."""
+    (docs/theory.md §13.3: correlated tokens)."""
     n = m1.shape[0]
     a = np.empty(n)
     b = np.empty(n)
@@ -231,7 +231,7 @@ def comparison_second_moment(q: float, V: float, r: float = PAIR_CORRELATION,
                              step: float = HARDMAX_STEP) -> float:
     """``E[grad^T Sigma_D grad]`` of the hardmax ``T = 2`` output under a general index law,
     in units where the comparisons ``D = (h_11 - h_12, h_22 - h_12)`` have covariance
-    ``[[1, r], [r, 1]]`` per unit overlap (docs/theory.md §12).
+    ``[[1, r], [r, 1]]`` per unit overlap (docs/theory.md §13).
 
     The means ``D_omega`` have covariance ``q [[1, r], [r, 1]] + extra I`` and the noise
     ``D - D_omega`` has ``V [[1, r], [r, 1]]``.  The quantity does not depend on the scale of
@@ -412,12 +412,12 @@ class Hardmax(Channel):
         """``q_hat = 2 alpha E[sum_{a<=b} w_ab g_ab^2]``."""
         return 2.0 * alpha * self.second_moment(q, V)
 
-    # -------------------------------------------------------------- token laws (§12)
+    # -------------------------------------------------------------- token laws (§13)
     def q_hat_tokens(self, alpha: float, q: float, V: float, index) -> float:
         """``q_hat`` under the index law ``index``: the comparisons
         ``D = (h_11 - h_12, h_22 - h_12)`` keep their noise covariance (up to scale, correlation
         ``r``) and their means gain ``diag_extra`` on ``Var omega_aa``
-        (:func:`comparison_second_moment`, docs/theory.md §12)."""
+        (:func:`comparison_second_moment`, docs/theory.md §13)."""
         if index.gaussian:
             return self.q_hat(alpha, q, V)
         _, r, s2 = comparison_geometry(index.corr)
@@ -429,7 +429,7 @@ class Hardmax(Channel):
         """:meth:`g_out` in the whitened index of correlated tokens: the comparisons are
         ``D = A p`` in the pair coordinates ``p = (h~_11, h~_12, h~_22)``, Gaussian given
         ``omega`` with covariance ``V A W A^T`` (``W = diag(2, 1, 2)``), and
-        ``g = A^T d log Phi_2 / d D`` (docs/theory.md §12.3)."""
+        ``g = A^T d log Phi_2 / d D`` (docs/theory.md §13.3)."""
         A = comparison_matrix(L)
         S = A @ np.diag([2.0, 1.0, 2.0]) @ A.T
         p = np.stack([omega[:, 0, 0], omega[:, 0, 1], omega[:, 1, 1]], axis=1)

@@ -124,7 +124,7 @@ class Softmax(Channel):
         (``L = C^(1/2)``): the outputs fix ``h`` up to ``t J``, hence ``h~`` up to a multiple of
         ``L^-1 J L^-1``, which is proportional to ``J`` (the all-ones vector is an eigenvector of
         ``C``); the posterior line is ``L^-1 h0 L^-1 + t J`` and the Gaussian-token formula applies
-        to it (docs/theory.md §12.3)."""
+        to it (docs/theory.md §13.3)."""
         Li = np.linalg.inv(L)
         return self._g_from_h0(Li @ self._h0(y) @ Li, omega, V)
 

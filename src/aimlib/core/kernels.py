@@ -24,7 +24,7 @@ GAUSS_CUTOFF = 708.0
 def gauss_sum_2d(kappa, jac, table, lam, A=3.0, B=1.0):  # pragma: no cover - numba
     """``sum_ij jac_i jac_j exp(-lam (A k_i^2 - 2 B k_i k_j + A k_j^2)) table[i, j, :]``.
 
-    The 2-D Gaussian sum of the hardmax ``T = 2`` integrals (docs/theory.md §3.4, §8, §12): for
+    The 2-D Gaussian sum of the hardmax ``T = 2`` integrals (docs/theory.md §3.4, §8, §13): for
     Gaussian tokens the pair differences ``u = (omega_11 - omega_12, omega_22 - omega_12)`` have
     covariance ``q [[3, 1], [1, 3]]``, whose quadratic form is
     ``(3 u_1^2 - 2 u_1 u_2 + 3 u_2^2) / (8 q)`` (``A = 3``, ``B = 1``, the defaults); other token

@@ -869,7 +869,7 @@ def _law_color(tag: str):
 
 @_styled
 def fig10(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
-    """Token laws (docs/theory.md §12): per channel, error against alpha under each law (top)
+    """Token laws (docs/theory.md §13): per channel, error against alpha under each law (top)
     and its difference from the Gaussian-token SE (bottom).  One colour per law; the line
     style and the marker say what was computed (legend of kinds in grey)."""
     from matplotlib.lines import Line2D

@@ -145,7 +145,7 @@ FIGURES: dict[str, FigureSpec] = {spec.name: spec for spec in (
         corrections="None: a new channel."),
     FigureSpec(
         "fig10", ("se", "amp", "agd"),
-        paper="Beyond the paper: tokens that are not Gaussian (docs/theory.md §12)",
+        paper="Beyond the paper: tokens that are not Gaussian (docs/theory.md §13)",
         shows="Softmax and hardmax, T = 2: (top) error against alpha under each token law "
               "(one colour per law): the SE of Gaussian tokens (black), the SE of each law "
               "where it differs (dashed), AMP (filled circles) and AGD (crosses, softmax), "

@@ -151,7 +151,8 @@ def near_perfect_recovery(rho: float, T: int = 2) -> PowerLaw:
     return PowerLaw("softmax", "exact", rho, int(T), "perfect_recovery", exponent, pref, f)
 
 
-def large_alpha(channel: str, rho: float, T: int = 2, variant: str = "exact") -> PowerLaw:
+def large_alpha(channel: str, rho: float, T: int = 2, variant: str = "exact",
+                tokens=None) -> PowerLaw:
     """The law by which the Bayes-optimal error vanishes (module docstring).
 
     Parameters
@@ -166,12 +167,24 @@ def large_alpha(channel: str, rho: float, T: int = 2, variant: str = "exact") ->
         Tokens (hardmax: 2 only).
     variant : {"exact", "density"}
         Hardmax output function.
+    tokens : str, dict or TokenLaw, optional
+        The token law (docs/theory.md §13.4): i.i.d. tokens of excess kurtosis ``kappa`` widen
+        the comparisons' means to ``Var(omega_11 - omega_12) = 3 q + kappa rho``, so the strips
+        carry the density of ``N(0, 3 Q0 + kappa rho)`` at 0 and the prefactor takes
+        ``Q0 + kappa rho / 3`` for ``Q0``; correlated tokens change only the scale and the
+        correlation of the comparisons, to which the strip limit is blind (same law).
 
     Returns
     -------
     PowerLaw
     """
+    from aimlib.tokens import make_tokens
+
     rho = check_rho(rho)
+    law = make_tokens(tokens)
+    if not law.is_gaussian and not (channel == "hardmax" and variant == "exact"):
+        raise ValueError(f"tokens: {law.tag} tokens have a large-alpha law for the exact "
+                         "hardmax output only (softmax is universal: use the Gaussian one)")
     if channel == "softmax":
         if variant != "exact":
             raise ValueError(f"softmax has no variant {variant!r}: only 'exact'")
@@ -183,8 +196,9 @@ def large_alpha(channel: str, rho: float, T: int = 2, variant: str = "exact") ->
     f, Q0 = mmse_slope(rho), 1.0 + rho
     if variant == "exact":
         J = strip_constant()
+        spread = Q0 + law.kappa * rho / 3.0  # Var(omega_11 - omega_12) / 3 at q = Q0
         return PowerLaw("hardmax", "exact", rho, 2, "large_alpha", 2.0,
-                        f * f * math.pi * Q0 / (8.0 * J * J))
+                        f * f * math.pi * spread / (8.0 * J * J))
     if variant == "density":
         return PowerLaw("hardmax", "density", rho, 2, "large_alpha", 1.0,
                         f * Q0 / (2.0 * _density_corner_integral()))

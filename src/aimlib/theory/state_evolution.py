@@ -24,7 +24,6 @@ from aimlib import prior
 from aimlib.channels import make_channel
 from aimlib.channels.softmax import perfect_recovery_alpha_bar
 from aimlib.core.validation import check_alpha, check_rho
-from aimlib.tokens import IndexLaw, make_tokens
 from aimlib.theory.fixed_point import (  # noqa: F401  (re-exported)
     SE_STOP_REASONS,
     TOL,
@@ -37,6 +36,7 @@ from aimlib.theory.small_width import (  # noqa: F401  (re-exported)
     small_width_solve,
     small_width_threshold,
 )
+from aimlib.tokens import IndexLaw, make_tokens
 
 __all__ = [
     "SE_STOP_REASONS",
@@ -122,7 +122,7 @@ def alpha_bar(channel: str, alpha, rho: float, T: int | None = None, **params):
 
 
 def _q_hat(ch, alpha: float, q: float, V: float, index: IndexLaw | None) -> float:
-    """The channel's output update under the token law's index law (docs/theory.md §12)."""
+    """The channel's output update under the token law's index law (docs/theory.md §13)."""
     if index is None or index.gaussian:
         return ch.q_hat(alpha, q, V)
     return ch.q_hat_tokens(alpha, q, V, index)
@@ -218,7 +218,7 @@ def solve(
         Fixed-point tolerance on ``|F(q) - q|``.
     tokens : str, dict or TokenLaw, optional
         The token law (:func:`aimlib.tokens.make_tokens`; default Gaussian, the paper's): the
-        SE of docs/theory.md §12 (i.i.d. tokens change ``Var omega_aa`` to ``2 q + kappa rho``,
+        SE of docs/theory.md §13 (i.i.d. tokens change ``Var omega_aa`` to ``2 q + kappa rho``,
         correlated tokens compose the channel with ``C^(1/2)``).
     **params
         The channel's own parameters: ``variant`` (hardmax: ``"exact"`` or ``"density"``, the
