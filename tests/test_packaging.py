@@ -76,7 +76,7 @@ def test_theory_sections_cited_exist(root):
 #: The layers of aimlib's ``__init__`` docstring, from the bottom.
 LAYERS = [
     {"core"},
-    {"prior", "channels"},
+    {"prior", "channels", "tokens"},
     {"model", "theory"},
     {"algorithms"},
     {"pipeline", "figures"},

@@ -59,13 +59,20 @@ def test_bad_config_names_key(workdir):
 def test_semantic_config_error_names_key(workdir):
     text = (workdir / "config" / "quick.yaml").read_text()
     bad = text.replace("channel: hardmax\n    T: 2\n    rho: [0.2, 0.5, 1.0]",
-                       "channel: hardmax\n    T: 3\n    rho: [0.2, 0.5, 1.0]")
+                       "channel: hardmax\n    T: 5\n    rho: [0.2, 0.5, 1.0]")
     assert bad != text
     (workdir / "config" / "bad.yaml").write_text(bad)
     res = _snakemake(workdir, "-n", "--cores", "1", "--configfile", "config/bad.yaml")
     assert res.returncode != 0
-    msg = "experiments.fig1a.T[0]: T must be 2: the hardmax channel is implemented for T = 2 only"
+    msg = "experiments.fig1a.T[0]: T must be an integer in [2, 4] for the hardmax channel, got T=5"
     assert msg in res.stdout + res.stderr
+    # T = 3 is valid, but not with the published density output (a T = 2 formula)
+    (workdir / "config" / "bad.yaml").write_text(
+        bad.replace("T: 5\n", "T: 3\n", 1))
+    res = _snakemake(workdir, "-n", "--cores", "1", "--configfile", "config/bad.yaml")
+    assert res.returncode != 0
+    assert ("experiments.fig1a.se.variant: variant must be 'exact' for hardmax at T=3"
+            in res.stdout + res.stderr)
 
 
 def test_lint(workdir):

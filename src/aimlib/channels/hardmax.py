@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from aimlib.channels.base import Channel
+from aimlib.channels.orthant import TMAX_GENERAL
 from aimlib.core.kernels import gauss_sum_2d
 from aimlib.core.normal import log_bvn_scalar, log_ndtr_scalar
 
@@ -374,7 +375,7 @@ class Hardmax(Channel):
     name: ClassVar[str] = "hardmax"
     label: ClassVar[str] = "hardmax"
     T_MIN: ClassVar[int] = 2
-    T_MAX: ClassVar[int] = 2
+    T_MAX: ClassVar[int] = TMAX_GENERAL
     VARIANTS: ClassVar[tuple[str, ...]] = ("exact", "density")
     G_OUT_SECONDS: ClassVar[float] = 6e-6
     OMEGA_FREE: ClassVar[bool] = False
@@ -386,9 +387,20 @@ class Hardmax(Channel):
     def density(self) -> bool:
         return self.variant == "density"
 
+    def __post_init__(self):
+        super().__post_init__()
+        if self.T > 2 and self.variant != "exact":
+            raise ValueError(f"variant must be 'exact' for hardmax at T={self.T}: the published "
+                             "density variant is the paper's T = 2 formula")
+
     def alpha_bar_factor(self, rho: float) -> float:
-        """``alpha_bar = alpha / rho`` (the small-width scale, docs/theory.md §3)."""
-        return 1.0 / rho
+        """``alpha_bar = c_T alpha / rho`` (the small-width scale, docs/theory.md §3.5, §14.4):
+        ``c_T`` is the information of one sample's labels at no knowledge,
+        ``E[sum w g^2]`` at ``q = 0, V = 1``, relative to ``T = 2`` (``c_2 = 1``), so that every
+        ``T`` starts to learn at the same ``alpha_bar`` in the small-width limit."""
+        if self.T == 2:
+            return 1.0 / rho
+        return uninformed_information(self.T) / uninformed_information(2) / rho
 
     def label_shape(self, n: int) -> tuple[int, ...]:
         """Argmax indices, ``(n, T)``."""
@@ -405,8 +417,14 @@ class Hardmax(Channel):
         return one_hot(hardmax_output(h), self.T)
 
     def second_moment(self, q: float, V: float) -> float:
-        """``E[sum_{a<=b} w_ab g_ab^2]``."""
-        return hardmax_second_moment(q, V, density=self.density)
+        """``E[sum_{a<=b} w_ab g_ab^2]``: the 2-D quadrature at ``T = 2``; at ``T >= 3``
+        randomised QMC over ``omega`` with Genz's ``Z_out``
+        (:func:`aimlib.channels.orthant.second_moment`, relative accuracy about 3e-3)."""
+        if self.T == 2:
+            return hardmax_second_moment(q, V, density=self.density)
+        from aimlib.channels import orthant
+
+        return orthant.second_moment(self.T, q, V).value
 
     def q_hat(self, alpha: float, q: float, V: float) -> float:
         """``q_hat = 2 alpha E[sum_{a<=b} w_ab g_ab^2]``."""
@@ -420,9 +438,20 @@ class Hardmax(Channel):
         (:func:`comparison_second_moment`, docs/theory.md §13)."""
         if index.gaussian:
             return self.q_hat(alpha, q, V)
+        self._tokens_need_t2()
         _, r, s2 = comparison_geometry(index.corr)
         return 2.0 * alpha * comparison_second_moment(q, V, r, index.diag_extra / s2,
                                                       density=self.density)
+
+    def _tokens_need_t2(self) -> None:
+        if self.T > 2:
+            raise ValueError(f"tokens: token laws other than gaussian are implemented for "
+                             f"hardmax at T = 2 only, got T={self.T}")
+
+    def check_tokens(self, law) -> None:
+        super().check_tokens(law)
+        if not law.is_gaussian:
+            self._tokens_need_t2()
 
     def g_out_whitened(self, y: np.ndarray, omega: np.ndarray, V: float,
                        L: np.ndarray) -> np.ndarray:
@@ -467,6 +496,10 @@ class Hardmax(Channel):
             ``g`` of shape ``(n, 2, 2)``, symmetric, with ``g_ab = d log Z / d omega_ab`` in pair
             coordinates (the off-diagonal entry holds ``g_12``).
         """
+        if self.T > 2:
+            from aimlib.channels import orthant
+
+            return orthant.genz_gout(_argmax(y), omega, V, **AMP_QMC)[0]
         g11, g12, g22, _ = _kernel(y, omega, V, self.density)
         g = np.empty((y.shape[0], 2, 2))
         g[:, 0, 0] = g11
@@ -477,12 +510,19 @@ class Hardmax(Channel):
 
     def neg_divergence(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
         """``sum_{a<=b} w_ab (-d g_ab / d omega_ab)`` per sample (equal to ``sum w g^2`` on
-        average for the exact, Bayes-optimal variant: the Nishimori identity)."""
+        average for the exact, Bayes-optimal variant: the Nishimori identity); ``T = 2``."""
+        if self.T > 2:
+            raise ValueError("the hardmax divergence is implemented for T = 2 only (the "
+                             "mismatched AMP of the density variant)")
         return _hardmax_div_kernel(_col(y, 0, 0), _col(y, 1, 1), _col(omega, 0, 0),
                                    _col(omega, 0, 1), _col(omega, 1, 1), float(V), self.density)
 
     def log_z_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
         """``log Z_out(y | omega, V) = log P(y | omega)`` on samples."""
+        if self.T > 2:
+            from aimlib.channels import orthant
+
+            return orthant.genz_gout(_argmax(y), omega, V, **AMP_QMC)[1]
         return _kernel(y, omega, V, False)[3]
 
     # -------------------------------------------------------------- test error (§10)
@@ -493,6 +533,8 @@ class Hardmax(Channel):
 
         if predictor not in ("plugin", "argmax"):
             raise ValueError(f"predictor={predictor!r} is not a plug-in hardmax predictor")
+        if self.T > 2:
+            raise NotImplementedError("the hardmax test error is implemented for T = 2 only")
         c = max(-1.0, min(1.0, m / math.sqrt(Q * Q0)))
         p = math.acos(c) / math.pi  # P(sign u != sign u_hat)
         return TestError(p if predictor == "argmax" else 2.0 * self.T * p, 1e-15, "closed form")
@@ -504,6 +546,8 @@ class Hardmax(Channel):
 
         from aimlib.channels.base import TestError, normal_rule
 
+        if self.T > 2:
+            raise NotImplementedError("the hardmax test error is implemented for T = 2 only")
         V = max(Q0 - q, 0.0)
         if V == 0.0:
             return TestError(0.0, 1e-15, "closed form")
@@ -535,6 +579,28 @@ def comparison_geometry(corr: float) -> tuple[np.ndarray, float, float]:
     A = comparison_matrix(sqrt_corr(2, corr))
     S = A @ np.diag([2.0, 1.0, 2.0]) @ A.T
     return A, float(S[0, 1] / S[0, 0]), float(S[0, 0])
+
+
+#: Genz rule of AMP's output function at T >= 3 (Sobol points per scrambling, scramblings):
+#: the relative error of g is about 5e-3 per sample (tests/test_orthant.py), noise that the
+#: sum over samples averages out.
+AMP_QMC = {"n_points": 64, "n_shifts": 4}
+
+
+def _argmax(y: np.ndarray) -> np.ndarray:
+    return np.argmax(y, axis=-1).astype(np.int8)
+
+
+@lru_cache(maxsize=8)
+def uninformed_information(T: int) -> float:
+    """``E[sum_{a<=b} w_ab g_ab^2]`` at ``q = 0``, ``V = 1``: the labels' information per sample
+    with nothing known (``omega = 0``; exact 2-D quadrature at ``T = 2``, a fine Genz rule summed
+    over the patterns at ``T >= 3``, relative accuracy about 1e-5)."""
+    if T == 2:
+        return hardmax_second_moment(0.0, 1.0)
+    from aimlib.channels import orthant
+
+    return orthant.second_moment(T, 0.0, 1.0, inner=(8192, 4)).value
 
 
 def _col(a: np.ndarray, i: int, j: int) -> np.ndarray:

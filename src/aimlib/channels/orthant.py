@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from aimlib.core.normal import log_ndtr_scalar
 
@@ -422,9 +422,10 @@ def _order(C, b, L, last, E):
     return order
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def _gout_kernel(pat, A, C, Bv, w, omega_p, sqrtV, pts):
-    """Per sample: ``g`` in pair coordinates, ``log Z`` and its QMC standard error."""
+    """Per sample: ``g`` in pair coordinates, ``log Z`` and its QMC standard error (samples in
+    parallel over numba's threads; each sample's result does not depend on the thread count)."""
     n, P = omega_p.shape
     R = C.shape[2]
     K = C.shape[1]
@@ -432,15 +433,15 @@ def _gout_kernel(pat, A, C, Bv, w, omega_p, sqrtV, pts):
     g = np.empty((n, P))
     logz = np.empty(n)
     err = np.empty(n)
-    b = np.empty(K)
-    bo = np.empty(K)
-    L = np.empty((K, R))
-    last = np.empty(K, dtype=np.int64)
-    E = np.empty((R, R))
-    zbar = np.empty(R)
-    zr = np.empty(R)
-    shift_logz = np.empty(n_shift)
-    for m in range(n):
+    for m in prange(n):
+        b = np.empty(K)
+        bo = np.empty(K)
+        L = np.empty((K, R))
+        last = np.empty(K, dtype=np.int64)
+        E = np.empty((R, R))
+        zbar = np.empty(R)
+        zr = np.empty(R)
+        shift_logz = np.empty(n_shift)
         k = pat[m]
         for i in range(K):
             t = 0.0
@@ -510,3 +511,105 @@ def genz_gout(labels: np.ndarray, omega: np.ndarray, V: float, *, n_points: int 
     g[:, iu[0], iu[1]] = gp
     g[:, iu[1], iu[0]] = gp
     return g, logz, err
+
+
+# --------------------------------------------------------------------------------------------
+# state evolution: E_omega [ sum_y Z_y sum_p w_p g_p^2 ]
+# --------------------------------------------------------------------------------------------
+@lru_cache(maxsize=8)
+def pattern_orbits(T: int) -> tuple[np.ndarray, np.ndarray]:
+    """Representatives and sizes of the argmax patterns up to relabelling the tokens.
+
+    The law of ``omega`` (``N(0, q diag(w))`` in pair coordinates) is invariant under a
+    permutation ``pi`` of the tokens, which maps the pattern ``y`` to ``pi y pi^-1``; so the SE
+    needs one pattern per orbit, weighted by the orbit's size (7 orbits of 27 at T = 3, 19 of
+    256 at T = 4)."""
+    seen: dict[tuple, int] = {}
+    reps: list[int] = []
+    sizes: list[int] = []
+    perms = list(itertools.permutations(range(T)))
+    for y in itertools.product(range(T), repeat=T):
+        y = y[::-1]
+        if y in seen:
+            continue
+        orbit = set()
+        for pi in perms:
+            inv = np.argsort(pi)
+            orbit.add(tuple(pi[y[inv[a]]] for a in range(T)))
+        for z in orbit:
+            seen[z] = 1
+        reps.append(sum(v * T**a for a, v in enumerate(y)))
+        sizes.append(len(orbit))
+    return np.array(reps, dtype=np.int64), np.array(sizes, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class SecondMoment:
+    """``E[sum_{a<=b} w_ab g_ab^2]`` of the hardmax channel with its error estimate.
+
+    Attributes
+    ----------
+    value : float
+    stderr : float
+        Standard error over the scramblings of the outer rule.
+    mass : float
+        ``E[sum_y Z_y]``, which is 1 exactly: a check of the rule.
+    """
+
+    value: float
+    stderr: float
+    mass: float
+
+
+#: Outer (omega) and inner (Genz) rules of the SE at T >= 3: points per scrambling and
+#: scramblings.  The tests measure the error of these against a finer rule.
+SE_OUTER = (256, 4)
+SE_INNER = (128, 2)
+
+
+def second_moment(T: int, q: float, V: float, *, outer=SE_OUTER, inner=SE_INNER
+                  ) -> SecondMoment:
+    """``E_{omega, y}[sum_{a<=b} w_ab g_ab^2]`` for hardmax at ``T`` (any ``T`` the tables
+    cover), at overlap ``q`` and variance ``V``, by randomised QMC.
+
+    ``omega = sqrt(q) diag(sqrt w) xi`` with ``xi`` standard normal; the direction that adds a
+    constant to every index changes neither ``Z_out`` nor ``g`` and is left out, so the outer
+    rule runs over ``R = P - 1`` dimensions.  For each outer point the labels are summed over
+    (one pattern per orbit of :func:`pattern_orbits`, weighted by its size), each with Genz's
+    ``Z_out`` and ``g``.  The rule is fixed (scrambled Sobol points from :data:`QMC_SEED`), so
+    the SE map is a smooth deterministic function of ``q``.
+    """
+    if not V > 0:
+        raise ValueError(f"V must be > 0, got V={V!r}")
+    if q < 0:
+        raise ValueError(f"q must be >= 0, got q={q!r}")
+    tab = pattern_table(T)
+    reps, sizes = pattern_orbits(T)
+    sw = np.sqrt(pair_w(T))
+    # basis of the pair space orthogonal (in whitened coordinates) to the constant direction
+    ones = 1.0 / sw
+    ones /= np.linalg.norm(ones)
+    basis = np.linalg.svd(np.eye(tab.P) - np.outer(ones, ones))[0][:, :tab.R]
+    n_out, s_out = outer
+    if q == 0.0:
+        xi = np.zeros((1, 1, tab.R))
+    else:
+        from scipy.special import ndtri
+
+        xi = ndtri(qmc_points(tab.R, n_out, s_out))
+    S, N, _ = xi.shape
+    omega_p = math.sqrt(q) * (xi.reshape(S * N, tab.R) @ basis.T) * sw[None, :]
+    n_pat = reps.size
+    om = np.repeat(omega_p, n_pat, axis=0)
+    pat = np.tile(reps, S * N)
+    pts = qmc_points(tab.R, *inner)
+    gp, logz, _ = _gout_kernel(pat, tab.A, tab.C, tab.Bv, pair_w(T), np.ascontiguousarray(om),
+                               math.sqrt(V), pts)
+    w = pair_w(T)
+    Z = np.exp(logz).reshape(S, N, n_pat)
+    f = (gp * gp) @ w
+    f = f.reshape(S, N, n_pat)
+    per_shift = np.einsum("snk,k->s", Z * f, sizes) / N
+    mass = float(np.einsum("snk,k->", Z, sizes) / (S * N))
+    err = float(np.std(per_shift, ddof=1) / math.sqrt(S)) if S > 1 else math.nan
+    return SecondMoment(float(per_shift.mean()), err, mass)

@@ -123,8 +123,7 @@ def check(config: dict) -> None:
                 _check_T(block["T"], channels(exp, block), f"{base}.{stage}.T")
             _check_params(exp, block, channels(exp, block), f"{base}.{stage}")
             if stage != "small_width":
-                _check_tokens(exp, block, stage, f"{base}.{stage}" if "tokens" in block
-                              else base)
+                _check_points(exp, block, stage, base)
             if stage in ALGORITHMS and "backend" in block:
                 from aimlib.core import backend as backends
 
@@ -159,33 +158,40 @@ def check(config: dict) -> None:
 
 
 
-def _check_tokens(exp: dict, block: dict, stage: str, where: str) -> None:
-    """Each token law of a stage is valid and covered by each of its channels, at each ``T``
-    and output function it runs (``where``: the block whose ``tokens`` key applies)."""
+def _check_points(exp: dict, block: dict, stage: str, base: str) -> None:
+    """Each channel of a stage is valid at each ``T`` and output function it runs, and covers
+    each of its token laws (``base``: ``experiments.<name>``)."""
     from aimlib.channels import make_channel
     from aimlib.pipeline.grids import token_laws, variants
 
+    where = f"{base}.{stage}" if "tokens" in block else base
     try:
         laws = token_laws(exp, block, f"{where}.tokens")
     except ValueError as e:
         raise ConfigError(str(e)) from None
-    for law in laws:
-        if law.is_gaussian:
-            continue
-        for c in channels(exp, block):
-            for T in as_list(block.get("T", exp["T"])):
-                for v in variants(exp, stage, c):
-                    if v == "mismatched":
+    for c in channels(exp, block):
+        for T in as_list(block.get("T", exp["T"])):
+            for v in variants(exp, stage, c):
+                if v == "mismatched":
+                    bad = [law.tag for law in laws if not law.is_gaussian]
+                    if bad:
                         raise ConfigError(f"{where}.tokens: the mismatched SE is for Gaussian "
-                                          f"tokens only, got {law.tag}")
+                                          f"tokens only, got {bad[0]}")
+                    continue
+                try:
+                    ch = make_channel(c, T=int(T), variant=v)
+                except ValueError as e:  # e.g. the density variant beyond T = 2
+                    key = "variant" if "variant" in block else "T"
+                    raise ConfigError(f"{base}.{stage}.{key}: {e}") from None
+                for law in laws:
                     try:
-                        make_channel(c, T=int(T), variant=v).check_tokens(law)
+                        ch.check_tokens(law)
                     except ValueError as e:
                         raise ConfigError(f"{where}.{e}") from None
-                if stage in ALGORITHMS and law.corr and ALGORITHMS[stage].name == "gd" \
-                        and not CHANNELS[c].SUPPORTS_CORRELATED:
-                    raise ConfigError(f"{where}.tokens: correlated tokens are not implemented "
-                                      f"for GD on the {c} channel")
+                    if stage in ALGORITHMS and law.corr and ALGORITHMS[stage].name == "gd" \
+                            and not CHANNELS[c].SUPPORTS_CORRELATED:
+                        raise ConfigError(f"{where}.tokens: correlated tokens are not "
+                                          f"implemented for GD on the {c} channel")
 
 
 # --------------------------------------------------------------------------------------------

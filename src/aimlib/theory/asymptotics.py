@@ -30,6 +30,7 @@ grows as ``V -> 0``:
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -41,7 +42,7 @@ from aimlib.channels import Softmax
 from aimlib.core.validation import check_rho
 
 __all__ = ["PowerLaw", "large_alpha", "near_perfect_recovery", "mmse_slope", "mmse_curvature",
-           "strip_constant", "hardmax_channel_limit"]
+           "strip_constant", "strip_sum", "hardmax_channel_limit"]
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,42 @@ def mmse_curvature(rho: float) -> float:
 
 
 @lru_cache(maxsize=1)
+@lru_cache(maxsize=8)
+def strip_sum(T: int) -> float:
+    """``k_T``: the hardmax strip sum at ``Q0 = 1`` (docs/theory.md §14.3), so that
+    ``E[sum w g^2] ~ k_T / sqrt(Q0 V)`` as ``V -> 0``.
+
+    Near a tie between the top two entries ``b, c`` of row ``a`` the labels are a probit in
+    ``h_ab - h_ac`` (noise variance ``V (w_ab + w_ac)``) and certain elsewhere; crossing the
+    strip contributes ``J sqrt(w_ab + w_ac) p_abc / sqrt(V)``, with ``p_abc`` the density of
+    ``omega_ab - omega_ac`` at 0 jointly with both being above the rest of the row:
+
+        p_abc = int f_ab(t) f_ac(t) prod_{e != b, c} F_ae(t) dt,
+
+    ``f``, ``F`` the density and CDF of ``N(0, w)`` (the entries of one row of ``omega`` are
+    independent).  At ``T = 2`` this is ``J sqrt(2 / pi)``.
+    """
+    from scipy import integrate, special
+
+    J = strip_constant()
+    total = 0.0
+    a = 0  # every row alike
+    for b, c in itertools.combinations(range(T), 2):
+        sb = math.sqrt(2.0 if b == a else 1.0)
+        sc = math.sqrt(2.0 if c == a else 1.0)
+        rest = [math.sqrt(2.0 if e == a else 1.0) for e in range(T) if e not in (b, c)]
+
+        def f(t, sb=sb, sc=sc, rest=rest):
+            out = math.exp(-0.5 * (t / sb) ** 2 - 0.5 * (t / sc) ** 2) / (2 * math.pi * sb * sc)
+            for se in rest:
+                out *= special.ndtr(t / se)
+            return out
+
+        val, err = integrate.quad(f, -np.inf, np.inf, epsabs=1e-14, epsrel=1e-12, limit=200)
+        total += math.sqrt(sb * sb + sc * sc) * val
+    return J * T * total
+
+
 def strip_constant() -> float:
     """``J = int phi(k)^2 / (Phi(k) Phi(-k)) dk`` (1.806394571137...), the hardmax strip
     integral, by adaptive quadrature in log space (error estimate below 1e-13)."""
@@ -191,9 +228,16 @@ def large_alpha(channel: str, rho: float, T: int = 2, variant: str = "exact",
         return near_perfect_recovery(rho, T)
     if channel != "hardmax":
         raise ValueError(f"channel must be 'softmax' or 'hardmax', got channel={channel!r}")
-    if T != 2:
-        raise ValueError(f"hardmax is implemented for T = 2 only, got T={T!r}")
     f, Q0 = mmse_slope(rho), 1.0 + rho
+    if T != 2:
+        from aimlib.channels.orthant import TMAX_GENERAL
+
+        if not 2 <= int(T) <= TMAX_GENERAL or variant != "exact" or not law.is_gaussian:
+            raise ValueError(f"the hardmax large-alpha law at T={T!r} is implemented for the "
+                             f"exact output and Gaussian tokens, T <= {TMAX_GENERAL}")
+        k = strip_sum(int(T))  # E ~ f^2 Q0 / (4 k_T^2) alpha^-2, as f^2 pi Q0 / (8 J^2) at T=2
+        return PowerLaw("hardmax", "exact", rho, int(T), "large_alpha", 2.0,
+                        f * f * Q0 / (4.0 * k * k))
     if variant == "exact":
         J = strip_constant()
         spread = Q0 + law.kappa * rho / 3.0  # Var(omega_11 - omega_12) / 3 at q = Q0

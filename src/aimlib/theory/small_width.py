@@ -16,11 +16,16 @@ __all__ = ["small_width_threshold", "SmallWidthResult", "small_width_solve",
            "small_width_curve"]
 
 
-def small_width_threshold(variant: str = "exact") -> float:
+def small_width_threshold(variant: str = "exact", T: int = 2) -> float:
     """Weak-recovery threshold of the hardmax small-width limit, ``1 / (2 E[sum w g^2])`` at
-    ``q = 0, V = 1`` (about 0.4034; 0.5633 with the published density ``g_out``)."""
-    Hardmax(variant=variant)  # validates the variant
-    return 1.0 / (2.0 * hardmax_second_moment(0.0, 1.0, density=(variant == "density")))
+    ``q = 0, V = 1`` (about 0.4034; 0.5633 with the published density ``g_out``; 0.1754 at
+    ``T = 3``, in ``alpha / rho``)."""
+    Hardmax(T=T, variant=variant)  # validates T and the variant
+    if T == 2:
+        return 1.0 / (2.0 * hardmax_second_moment(0.0, 1.0, density=(variant == "density")))
+    from aimlib.channels.hardmax import uninformed_information
+
+    return 1.0 / (2.0 * uninformed_information(T))
 
 
 @dataclass(frozen=True)
@@ -34,20 +39,20 @@ class SmallWidthResult:
     converged: bool
 
 
-def small_width_solve(abar: float, variant: str = "exact", tol: float = TOL) -> SmallWidthResult:
+def small_width_solve(abar: float, variant: str = "exact", tol: float = TOL,
+                      T: int = 2) -> SmallWidthResult:
     """Hardmax small-width limit at ``alpha_bar = alpha / rho``: ``Q0 = 1``,
     ``q = (1 - t)^2`` for ``t < 1`` (else 0), ``t = 1 / (2 alpha_bar E[sum w g^2](q, 1 - q))``."""
     abar = float(abar)
     if not (abar > 0 and math.isfinite(abar)):
         raise ValueError(f"alpha_bar must be a positive finite number, got alpha_bar={abar!r}")
-    dens = variant == "density"
-    Hardmax(variant=variant)
+    ch = Hardmax(T=T, variant=variant)
 
     def F(q: float) -> float:
         V = 1.0 - q
         if V <= 0:
             return 1.0
-        t = 1.0 / (2.0 * abar * hardmax_second_moment(q, V, density=dens))
+        t = 1.0 / (2.0 * abar * ch.second_moment(q, V))
         return (1.0 - t) ** 2 if t < 1.0 else 0.0
 
     res = fixed_point(F, 0.0, 0.0, 1.0, tol=tol)
