@@ -120,8 +120,9 @@ def amp_model(d: int, n: int, T: int, channel: str, dtype: str, chunk: int,
     threads = _amp_threads(d)
     rate = GEMM_RATE[dt] * (0.9 * threads if threads > 1 else 1.0)
     ch = CHANNELS[channel]
-    # the output function's cost per sample at T = 2 is the channel's (hardmax: bivariate CDFs)
-    g_out = ch.G_OUT_SECONDS * n * T * T / 4
+    # the output function's cost per sample is the channel's (hardmax: bivariate CDFs at T = 2,
+    # Genz's rule beyond)
+    g_out = ch.g_out_seconds(T) * n
     regen = 0.0 if in_memory else NORMAL_SECONDS * n * T * d
     setup = NORMAL_SECONDS * n * T * d + 2.0 * n * T * d * d / rate + teacher_seconds(d, n, T)
     if is_gpu(backend):

@@ -183,6 +183,18 @@ class Channel:
             out["variant"] = getattr(self, "variant", "exact")
         return out
 
+    # ------------------------------------------------------------------ cost model
+    @classmethod
+    def g_out_seconds(cls, T: int) -> float:
+        """Seconds per sample and AMP iteration of :meth:`g_out` at ``T`` (the resource model):
+        ``G_OUT_SECONDS`` scaled by ``T^2 / 4``."""
+        return cls.G_OUT_SECONDS * T * T / 4
+
+    def se_point_seconds(self) -> float | None:
+        """Seconds of one SE fixed point where it differs from the default of
+        :data:`aimlib.pipeline.cost.SE_POINT_SECONDS` (None: the default)."""
+        return None
+
     # ------------------------------------------------------------------ sample ratios
     def alpha_bar_factor(self, rho: float) -> float:
         """``alpha_bar / alpha``: the scale on which curves of different T (or rho) collapse."""

@@ -443,6 +443,18 @@ class Hardmax(Channel):
         return 2.0 * alpha * comparison_second_moment(q, V, r, index.diag_extra / s2,
                                                       density=self.density)
 
+    @classmethod
+    def g_out_seconds(cls, T: int) -> float:
+        """Measured (one thread, ``benchmarks/README.md``): the bivariate-normal kernel at
+        ``T = 2``; Genz's rule at ``T >= 3``, 1.0e-4 s per sample at ``T = 3`` and 2.0e-4 at
+        ``T = 4``."""
+        return GENZ_SECONDS.get(int(T), cls.G_OUT_SECONDS * T * T / 4)
+
+    def se_point_seconds(self) -> float | None:
+        """One SE fixed point at ``T >= 3``: about 14 evaluations of the RQMC second moment
+        (0.7 s at ``T = 3``, 3.5 s at ``T = 4``, one thread)."""
+        return SE_FIXED_POINT_SECONDS.get(self.T)
+
     def _tokens_need_t2(self) -> None:
         if self.T > 2:
             raise ValueError(f"tokens: token laws other than gaussian are implemented for "
@@ -580,6 +592,11 @@ def comparison_geometry(corr: float) -> tuple[np.ndarray, float, float]:
     S = A @ np.diag([2.0, 1.0, 2.0]) @ A.T
     return A, float(S[0, 1] / S[0, 0]), float(S[0, 0])
 
+
+#: Seconds per sample of the output function at T >= 3 (Genz, :data:`AMP_QMC`), and of one SE
+#: fixed point, measured on one thread (benchmarks/README.md).
+GENZ_SECONDS = {3: 1.0e-4, 4: 2.0e-4}
+SE_FIXED_POINT_SECONDS = {3: 10.0, 4: 50.0}
 
 #: Genz rule of AMP's output function at T >= 3 (Sobol points per scrambling, scramblings):
 #: the relative error of g is about 5e-3 per sample (tests/test_orthant.py), noise that the

@@ -275,19 +275,23 @@ def _truncated_mean(lo, hi):
 
 
 @njit(cache=True)
-def _genz_one(L, last, b, pts, zbar, shift_logz):
-    """Genz's estimate for one sample: fills ``zbar`` (posterior mean of ``z'``) and
-    ``shift_logz`` (``log Z`` per scrambling); returns ``log Z`` over all points."""
+def _genz_one(L, last, b, pts, zbar, shift_logz, zshift):
+    """Genz's estimate for one sample: fills ``zbar`` (posterior mean of ``z'``),
+    ``shift_logz`` (``log Z`` per scrambling) and ``zshift`` (the posterior mean from each
+    scrambling alone, independent estimates); returns ``log Z`` over all points."""
     n_shift, n_pts, R = pts.shape
     K = L.shape[0]
     z = np.empty(R)
     acc = np.zeros(R)
+    acc_s = np.empty(R)
     m_all = -np.inf
     # two passes would double the cost: keep a running log-sum-exp of the weights
     s_all = 0.0
     for s in range(n_shift):
         m_s = -np.inf
         s_s = 0.0
+        for j in range(R):
+            acc_s[j] = 0.0
         for k in range(n_pts):
             logw = 0.0
             for j in range(R):
@@ -317,10 +321,16 @@ def _genz_one(L, last, b, pts, zbar, shift_logz):
                 continue
             # running log-sum-exp per scrambling and overall, and the weighted sum of z
             if logw > m_s:
-                s_s = s_s * math.exp(m_s - logw) + 1.0
+                scale = math.exp(m_s - logw)
+                s_s = s_s * scale + 1.0
+                for j in range(R):
+                    acc_s[j] = acc_s[j] * scale + z[j]
                 m_s = logw
             else:
-                s_s += math.exp(logw - m_s)
+                wgt = math.exp(logw - m_s)
+                s_s += wgt
+                for j in range(R):
+                    acc_s[j] += wgt * z[j]
             if logw > m_all:
                 scale = math.exp(m_all - logw)
                 s_all = s_all * scale + 1.0
@@ -333,6 +343,8 @@ def _genz_one(L, last, b, pts, zbar, shift_logz):
                 for j in range(R):
                     acc[j] += wgt * z[j]
         shift_logz[s] = m_s + math.log(s_s) - math.log(n_pts) if s_s > 0.0 else -np.inf
+        for j in range(R):
+            zshift[s, j] = acc_s[j] / s_s if s_s > 0.0 else 0.0
     if s_all <= 0.0:
         for j in range(R):
             zbar[j] = 0.0
@@ -431,6 +443,7 @@ def _gout_kernel(pat, A, C, Bv, w, omega_p, sqrtV, pts):
     K = C.shape[1]
     n_shift = pts.shape[0]
     g = np.empty((n, P))
+    gs = np.empty((n, n_shift, P))
     logz = np.empty(n)
     err = np.empty(n)
     for m in prange(n):
@@ -442,6 +455,7 @@ def _gout_kernel(pat, A, C, Bv, w, omega_p, sqrtV, pts):
         zbar = np.empty(R)
         zr = np.empty(R)
         shift_logz = np.empty(n_shift)
+        zshift = np.empty((n_shift, R))
         k = pat[m]
         for i in range(K):
             t = 0.0
@@ -451,7 +465,7 @@ def _gout_kernel(pat, A, C, Bv, w, omega_p, sqrtV, pts):
         order = _order(C[k], b, L, last, E)
         for i in range(K):
             bo[i] = b[order[i]]
-        lz = _genz_one(L, last, bo, pts, zbar, shift_logz)
+        lz = _genz_one(L, last, bo, pts, zbar, shift_logz, zshift)
         logz[m] = lz
         # standard error of log Z from the spread of the scramblings (delta method)
         mean = 0.0
@@ -473,7 +487,18 @@ def _gout_kernel(pat, A, C, Bv, w, omega_p, sqrtV, pts):
             for c in range(R):
                 t += Bv[k, p, c] * zr[c]
             g[m, p] = t / (w[p] * sqrtV)
-    return g, logz, err
+        for s in range(n_shift):
+            for c in range(R):
+                t = 0.0
+                for j in range(R):
+                    t += E[c, j] * zshift[s, j]
+                zr[c] = t
+            for p in range(P):
+                t = 0.0
+                for c in range(R):
+                    t += Bv[k, p, c] * zr[c]
+                gs[m, s, p] = t / (w[p] * sqrtV)
+    return g, logz, err, gs
 
 
 def genz_gout(labels: np.ndarray, omega: np.ndarray, V: float, *, n_points: int = 256,
@@ -505,8 +530,8 @@ def genz_gout(labels: np.ndarray, omega: np.ndarray, V: float, *, n_points: int 
     iu = np.triu_indices(T)
     omega_p = np.ascontiguousarray(omega[:, iu[0], iu[1]], dtype=np.float64)
     pts = qmc_points(tab.R, n_points, n_shifts)
-    gp, logz, err = _gout_kernel(pattern_of(labels, T), tab.A, tab.C, tab.Bv, pair_w(T),
-                                 omega_p, math.sqrt(V), pts)
+    gp, logz, err, _ = _gout_kernel(pattern_of(labels, T), tab.A, tab.C, tab.Bv, pair_w(T),
+                                    omega_p, math.sqrt(V), pts)
     g = np.empty((n, T, T))
     g[:, iu[0], iu[1]] = gp
     g[:, iu[1], iu[0]] = gp
@@ -562,35 +587,116 @@ class SecondMoment:
 
 
 #: Outer (omega) and inner (Genz) rules of the SE at T >= 3: points per scrambling and
-#: scramblings.  The tests measure the error of these against a finer rule.
-SE_OUTER = (256, 4)
-SE_INNER = (128, 2)
+#: scramblings.  The outer rule doubles its points each time ``V`` falls by 4 below
+#: :data:`SE_OUTER_V` (the integrand lives on strips of width ``sqrt(V)``), up to
+#: :data:`SE_OUTER_MAX` points per scrambling.  The tests measure the error against finer rules.
+SE_OUTER = (64, 4)
+SE_INNER = (512, 2)
+SE_OUTER_V = 0.3
+SE_OUTER_MAX = 2048
 
 
-def second_moment(T: int, q: float, V: float, *, outer=SE_OUTER, inner=SE_INNER
+def outer_points(V: float) -> int:
+    """Points per scrambling of the SE's outer rule at variance ``V`` (a power of 2)."""
+    n = SE_OUTER[0]
+    v = SE_OUTER_V
+    while V < v and n < SE_OUTER_MAX:
+        n *= 2
+        v /= 4.0
+    return n
+
+
+def _psi(k: np.ndarray) -> np.ndarray:
+    """``phi(k)^2 / (Phi(k) Phi(-k))``: a probit's Fisher information in its own units."""
+    from scipy.special import log_ndtr
+
+    return np.exp(-k * k - math.log(2.0 * math.pi) - log_ndtr(k) - log_ndtr(-k))
+
+
+def _strip_terms(T: int, omega_p: np.ndarray, V: float) -> np.ndarray:
+    """The strip approximation of ``sum_y Z_y sum w g^2`` at each ``omega`` (rows of
+    ``omega_p``): ``sum_a psi(kappa_a) / V`` with ``kappa_a`` the gap between the two largest
+    entries of row ``a`` over its noise scale ``sqrt(V (w_b + w_c))`` (docs/theory.md §14.2)."""
+    idx = pair_index(T)
+    out = np.zeros(omega_p.shape[0])
+    for a in range(T):
+        row = omega_p[:, idx[a]]  # (n, T): the entries of row a
+        w = np.where(np.arange(T) == a, 2.0, 1.0)
+        order = np.argsort(-row, axis=1)
+        b, c = order[:, 0], order[:, 1]
+        top = np.take_along_axis(row, b[:, None], 1)[:, 0]
+        second = np.take_along_axis(row, c[:, None], 1)[:, 0]
+        out += _psi((top - second) / np.sqrt(V * (w[b] + w[c]))) / V
+    return out
+
+
+def _strip_mean(T: int, q: float, V: float) -> float:
+    """``E_omega`` of :func:`_strip_terms` for ``omega ~ N(0, q diag(w))``, by the trapezoid
+    rule: every row alike and the entries of a row independent, so for each ordered top pair
+    ``(b, c)`` of row 0 it is ``int dy f_c(y) prod_e F_e(y) int_0^inf dk s f_b(y + s k) psi(k)
+    / V`` (``s = sqrt(V (w_b + w_c))``)."""
+    from scipy.special import ndtr
+
+    w = np.where(np.arange(T) == 0, 2.0, 1.0)
+    sd = np.sqrt(q * w)
+    span = round(12 * math.sqrt(2.0) / 0.02)
+    hy = 0.02 * math.sqrt(q)
+    y = hy * np.arange(-span, span + 1)
+    hk = 0.02
+    k = hk * np.arange(0, 701)
+    wk = np.full(k.size, hk)
+    wk[0] = hk / 2
+    pk = _psi(k) * wk
+    total = 0.0
+    for b in range(T):
+        for c in range(T):
+            if b == c:
+                continue
+            s = math.sqrt(V * (w[b] + w[c]))
+            fc = np.exp(-0.5 * (y / sd[c]) ** 2) / (math.sqrt(2 * math.pi) * sd[c])
+            for e in range(T):
+                if e not in (b, c):
+                    fc = fc * ndtr(y / sd[e])
+            x = y[:, None] + s * k[None, :]
+            fb = np.exp(-0.5 * (x / sd[b]) ** 2) / (math.sqrt(2 * math.pi) * sd[b])
+            total += hy * float(fc @ (fb @ pk)) * s / V
+    return T * total
+
+
+def second_moment(T: int, q: float, V: float, *, outer=None, inner=SE_INNER
                   ) -> SecondMoment:
     """``E_{omega, y}[sum_{a<=b} w_ab g_ab^2]`` for hardmax at ``T`` (any ``T`` the tables
     cover), at overlap ``q`` and variance ``V``, by randomised QMC.
 
     ``omega = sqrt(q) diag(sqrt w) xi`` with ``xi`` standard normal; the direction that adds a
     constant to every index changes neither ``Z_out`` nor ``g`` and is left out, so the outer
-    rule runs over ``R = P - 1`` dimensions.  For each outer point the labels are summed over
-    (one pattern per orbit of :func:`pattern_orbits`, weighted by its size), each with Genz's
-    ``Z_out`` and ``g``.  The rule is fixed (scrambled Sobol points from :data:`QMC_SEED`), so
-    the SE map is a smooth deterministic function of ``q``.
+    rule runs over ``R = P - 1`` dimensions.  For each outer point the labels are summed over,
+    each pattern with Genz's ``Z_out`` and ``g`` (at ``q = 0`` one pattern per orbit of
+    :func:`pattern_orbits`, weighted by its size).  The strip approximation
+    (:func:`_strip_terms`, whose mean :func:`_strip_mean` is a 2-D quadrature) is a control
+    variate: it carries the ``1/sqrt(V)`` part that the outer rule resolves worst.  The rule is fixed (scrambled Sobol points from :data:`QMC_SEED`), so
+    the SE map is a deterministic function of ``q``, smooth between the values of ``V`` at which
+    the outer rule doubles (:func:`outer_points`).  Accuracy (docs/theory.md §14.2): about
+    2e-3 relative, set by the inner rule's QMC error; the outer rule's standard error
+    (``stderr``) is below 1e-3 relative with the control variate.
     """
     if not V > 0:
         raise ValueError(f"V must be > 0, got V={V!r}")
     if q < 0:
         raise ValueError(f"q must be >= 0, got q={q!r}")
+    if inner[1] < 2:
+        raise ValueError("the inner rule needs two scramblings or more")
     tab = pattern_table(T)
-    reps, sizes = pattern_orbits(T)
+    if q == 0.0:  # one point, omega = 0: the orbits of the patterns suffice
+        reps, sizes = pattern_orbits(T)
+    else:  # every pattern, so that the sum is F(omega) itself and the control variate fits it
+        reps, sizes = np.arange(T**T, dtype=np.int64), np.ones(T**T)
     sw = np.sqrt(pair_w(T))
     # basis of the pair space orthogonal (in whitened coordinates) to the constant direction
     ones = 1.0 / sw
     ones /= np.linalg.norm(ones)
     basis = np.linalg.svd(np.eye(tab.P) - np.outer(ones, ones))[0][:, :tab.R]
-    n_out, s_out = outer
+    n_out, s_out = outer if outer is not None else (outer_points(V), SE_OUTER[1])
     if q == 0.0:
         xi = np.zeros((1, 1, tab.R))
     else:
@@ -603,13 +709,24 @@ def second_moment(T: int, q: float, V: float, *, outer=SE_OUTER, inner=SE_INNER
     om = np.repeat(omega_p, n_pat, axis=0)
     pat = np.tile(reps, S * N)
     pts = qmc_points(tab.R, *inner)
-    gp, logz, _ = _gout_kernel(pat, tab.A, tab.C, tab.Bv, pair_w(T), np.ascontiguousarray(om),
-                               math.sqrt(V), pts)
+    _, logz, _, gs = _gout_kernel(pat, tab.A, tab.C, tab.Bv, pair_w(T),
+                                  np.ascontiguousarray(om), math.sqrt(V), pts)
     w = pair_w(T)
     Z = np.exp(logz).reshape(S, N, n_pat)
-    f = (gp * gp) @ w
+    # g^2 from two independent scramblings, g_1 g_2: free of the inner rule's variance, which
+    # the square of one estimate carries as a bias of order 1 / (inner points)
+    f = (gs[:, 0, :] * gs[:, 1, :]) @ w
     f = f.reshape(S, N, n_pat)
-    per_shift = np.einsum("snk,k->s", Z * f, sizes) / N
+    F = np.einsum("snk,k->sn", Z * f, sizes)
     mass = float(np.einsum("snk,k->", Z, sizes) / (S * N))
+    if q > 0.0:
+        # control variate: the strip approximation, whose mean is known (a 2-D quadrature);
+        # it carries the 1/sqrt(V) part that the outer rule resolves worst
+        C = _strip_terms(T, omega_p, V).reshape(S, N)
+        Cc = C - C.mean()
+        var = float(np.mean(Cc * Cc))
+        beta = float(np.mean(Cc * (F - F.mean())) / var) if var > 0 else 0.0
+        F = F - beta * (C - _strip_mean(T, q, V))
+    per_shift = F.mean(axis=1)
     err = float(np.std(per_shift, ddof=1) / math.sqrt(S)) if S > 1 else math.nan
     return SecondMoment(float(per_shift.mean()), err, mass)

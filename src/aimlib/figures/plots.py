@@ -839,6 +839,57 @@ def fig9(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     return fig
 
 
+@_styled
+def fig11(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
+    """Hardmax beyond two tokens (docs/theory.md §14): (a) SE error against the information-
+    rescaled ``alpha_bar = c_T alpha / rho`` for each T (lines), AMP (filled circles) and each
+    T's large-alpha law ``C_T alpha^-2`` (thin dashed); (b) ``alpha_bar^2 E`` against
+    ``alpha_bar``, which flattens to each law's prefactor."""
+    curves, amp = _inputs(inputs, "se", "amp")
+    from aimlib.theory.asymptotics import large_alpha
+
+    s = _style(style)
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(2 * s["width"], s["height"]),
+                                 layout="constrained")
+    for ds in sorted(curves, key=lambda c: int(c.attrs["T"])):
+        T, rho = int(ds.attrs["T"]), float(ds.attrs["rho"])
+        color = T_color(T)
+        ab, a, e = ds["alpha_bar"].values, ds["alpha"].values, ds["error"].values
+        _se_plot(ax, ab, ds, color=color, lw=s["line_width"], label=rf"SE $T={T}$")
+        _se_plot(bx, ab, ds, ab * ab * e, color=color, lw=s["line_width"])
+        law = large_alpha("hardmax", rho, T=T)
+        big = ab >= 1.0
+        ax.plot(ab[big], law.error(a[big]), color=color, lw=0.8, ls=(0, (4, 3)), zorder=1)
+        bx.plot(ab[big], ab[big] ** 2 * law.error(a[big]), color=color, lw=0.8,
+                ls=(0, (4, 3)), zorder=1)
+    ax.plot([], [], color="0.45", lw=0.8, ls=(0, (4, 3)),
+            label=r"large-$\alpha$ laws $C_T\,\alpha^{-2}$")
+    for agg in sorted(amp, key=lambda c: int(c.attrs["T"])):
+        T = int(agg.attrs["T"])
+        _amp_markers(ax, [agg], "alpha_bar", s, color_of=lambda a, T=T: T_color(T), filled=True,
+                     label=rf"AMP $T={T}$ ($d={agg.attrs['d']}$)")
+        ab = agg["alpha_bar"].values
+        bx.errorbar(ab, ab * ab * agg["mean"].values, yerr=ab * ab * agg["std"].values,
+                    fmt="o", color=T_color(T), ms=s["marker_size"], capsize=1.5,
+                    elinewidth=0.8, ls="none")
+    _axes(ax, axes)
+    _off_axis(ax, amp, "alpha_bar", s, color_of=lambda a: T_color(int(a.attrs["T"])))
+    rho = float(curves[0].attrs["rho"]) if curves else float("nan")
+    ax.set_xlabel(r"$\bar\alpha = c_T\,\alpha/\rho$")
+    ax.set_ylabel("estimation error")
+    ax.set_title(rf"(a) hardmax, $\rho={_fmt_rho(rho)}$: $T$ tokens")
+    _legend(ax, loc="lower left", frameon=False, fontsize=s["font_size"] - 3)
+    bx.set_xscale("log")
+    bx.set_yscale("log")
+    if axes and axes.get("xlim"):
+        bx.set_xlim(*axes["xlim"])
+    bx.grid(True, which="major", alpha=0.25)
+    bx.set_xlabel(r"$\bar\alpha$")
+    bx.set_ylabel(r"$\bar\alpha^2\,E$")
+    bx.set_title(r"(b) $\bar\alpha^2 E$ flattens to each law's prefactor")
+    return fig
+
+
 #: Colours of the token laws in fig10 (by registry name).
 TOKEN_COLORS = {"gaussian": "black", "rademacher": "tab:blue", "uniform": "tab:green",
                 "student_t": "tab:red", "correlated": "tab:purple"}

@@ -156,6 +156,19 @@ FIGURES: dict[str, FigureSpec] = {spec.name: spec for spec in (
               "rho), correlated tokens through the correlation of the two comparisons.",
         corrections="Hardmax uses the exact output function."),
     FigureSpec(
+        "fig11", ("se", "amp"),
+        paper="Beyond the paper: hardmax beyond two tokens (docs/theory.md §14)",
+        shows="Hardmax at T = 2, 3 (4): (a) the Bayes-optimal error from SE against "
+              "alpha_bar = c_T alpha / rho, where c_T is the information of one sample's labels "
+              "with nothing known relative to T = 2 (1, 2.30, 3.84), so that every T starts to "
+              "learn at the same alpha_bar in the small-width limit; AMP (filled circles, mean "
+              "+- std over the converged seeds) and each T's large-alpha law C_T alpha^-2 "
+              "(thin dashed, from the strip sum of docs/theory.md §14.3); (b) alpha_bar^2 E, "
+              "which flattens to each law's prefactor.",
+        corrections="Exact output function (the paper's density formula exists for T = 2 "
+                    "only); the T >= 3 SE is computed by randomised QMC, relative accuracy "
+                    "about 3e-3."),
+    FigureSpec(
         "fig_steps", ("se", "gd", "agd"),
         paper="Beyond the paper: the step budget behind Figure 2 (right) (docs/theory.md §5.2)",
         shows="Softmax, rho = 0.5: GD (dashed, +) and AGD (solid, x) error against the number "

@@ -119,8 +119,9 @@ def planned_jobs(config: dict) -> list[PlannedJob]:
     plan = cfg.plan(config)
     out = [PlannedJob(paths.CONFIG_RECORD_PATH, None, "config")]
     for j in plan.se_jobs:
+        per = _se_point_seconds(j)
         out.append(PlannedJob(paths.SE_PATH.format(**j.wildcards), j.experiment, "SE",
-                              2 * len(j.alphas) * SE_POINT_SECONDS))
+                              2 * len(j.alphas) * per))
     for name in exps:
         fig_inputs = (tuple(f for fs in paths.figure_inputs(plan, name, FIGURES).values()
                             for f in fs) if name in FIGURES else ())
@@ -151,6 +152,18 @@ def planned_jobs(config: dict) -> list[PlannedJob]:
                         paths.data_path(stage).format(alpha=cfg.ffmt(alpha), **g.wildcards),
                         name, alg.label, t, on_gpu))
     return out
+
+
+def _se_point_seconds(job) -> float:
+    """Seconds of one SE fixed point of an SE job: the channel's own figure where it has one
+    (hardmax at T >= 3), else :data:`SE_POINT_SECONDS`."""
+    from aimlib.channels import CHANNELS
+
+    if job.variant == "mismatched":
+        return SE_POINT_SECONDS
+    cls = CHANNELS[job.channel]
+    ch = cls(T=job.T, **cls.param_kwargs(job.param))
+    return ch.se_point_seconds() or SE_POINT_SECONDS
 
 
 def estimate(config: dict, outputs=None, *, scope: str | None = None,
