@@ -100,7 +100,7 @@ def test_softmax_q_hat_beta_free():
 
 
 @pytest.mark.parametrize("kw,match", [
-    (dict(channel="hardmax", T=3), "T = 2"),
+    (dict(channel="hardmax", T=5), r"T must be an integer in \[2, 4\]"),
     (dict(channel="softmax", T=1), "T"),
     (dict(channel="softmax", T=2.5), "T"),
     (dict(channel="relu"), "channel"),

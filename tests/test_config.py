@@ -63,7 +63,7 @@ def test_schema_errors_name_the_key(schema, conf, path, value, key):
 
 def test_semantic_check_hardmax_T(conf):
     bad = copy.deepcopy(conf)
-    bad["experiments"]["fig1a"]["T"] = 3
+    bad["experiments"]["fig1a"]["T"] = 5
     with pytest.raises(cfg.ConfigError, match=r"experiments\.fig1a\.T.*hardmax"):
         cfg.check(bad)
 
@@ -155,7 +155,7 @@ def test_channel_lists_and_seeds_per_d(root):
     (lambda e: e["amp"].update(seeds=[2, 2]), "experiments.fig3.amp.seeds"),
     (lambda e: e["gd"].update(channel="hardmax"), "experiments.fig3.gd.channel"),
     (lambda e: e.update(gap={"softmax": [0.05]}), "experiments.fig3.gap.softmax"),
-    (lambda e: e.update(T=3), "experiments.fig3.T[0]: T must be 2: the hardmax"),
+    (lambda e: e.update(T=5), "experiments.fig3.T[0]: T must be an integer in [2, 4]"),
 ])
 def test_fig3_semantic_errors(root, edit, msg):
     conf = yaml.safe_load((root / "config" / "config.yaml").read_text())

@@ -105,7 +105,7 @@ def test_limits():
 
 
 @pytest.mark.parametrize("kw,match", [
-    (dict(channel="hardmax", q=1.0, rho=0.5, T=3), "T"),
+    (dict(channel="hardmax", q=1.0, rho=0.5, T=5), "T"),
     (dict(channel="softmax", q=1.0, rho=0.5, predictor="argmax"), "argmax"),
     (dict(channel="softmax", q=1.0, rho=0.5, predictor="best"), "predictor"),
     (dict(channel="softmax", q=2.0, rho=0.5), "m\\^2 <= Q Q0"),
@@ -116,3 +116,10 @@ def test_bad_input(kw, match):
         gen.bayes(**kw)
     with pytest.raises(ValueError, match="alpha"):
         se.test_error("softmax", -1.0, 0.5)
+
+
+def test_hardmax_test_error_beyond_two_tokens_is_refused():
+    """The hardmax test error at T >= 3 needs the T-token orthant of theory §14 for the
+    predictor too; it is not implemented, and says so rather than returning a T = 2 number."""
+    with pytest.raises(NotImplementedError, match="T = 2"):
+        gen.bayes(channel="hardmax", q=1.0, rho=0.5, T=3)

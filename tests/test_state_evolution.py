@@ -136,7 +136,7 @@ def test_fixed_point_reports_non_convergence():
     (dict(channel="softmax", alpha=0.1, rho=0.0), "rho"),
     (dict(channel="softmax", alpha=0.1, rho=-2.0), "rho"),
     (dict(channel="softmax", alpha=0.1, rho=0.5, T=1), "T"),
-    (dict(channel="hardmax", alpha=0.1, rho=0.5, T=3), "T"),
+    (dict(channel="hardmax", alpha=0.1, rho=0.5, T=5), "T"),
     (dict(channel="tanh", alpha=0.1, rho=0.5), "channel"),
 ])
 def test_bad_parameters_rejected(kw, match):

@@ -126,8 +126,9 @@ def _add_alpha_args(p: argparse.ArgumentParser, required: bool = True) -> None:
     g.add_argument("--alpha", type=float, nargs="+", metavar="A",
                    help="sample ratio alpha = n / d^2 (one or several)")
     g.add_argument("--alpha-bar", type=float, nargs="+", metavar="AB",
-                   help="rescaled ratio: alpha (T^2 + T - 2) for softmax, alpha / rho for "
-                        "hardmax, alpha T (T + 1) for gaussian")
+                   help="rescaled ratio: alpha (T^2 + T - 2) for softmax, c_T alpha / rho for "
+                        "hardmax (c_2 = 1, c_3 = 2.30, c_4 = 3.84), alpha T (T + 1) for "
+                        "gaussian")
     g.add_argument("--grid", type=float, nargs=3, metavar=("START", "STOP", "NUM"),
                    help="a grid of NUM points from START to STOP (see --log, --grid-in)")
     p.add_argument("--log", action="store_true", help="geometric instead of linear --grid")

@@ -419,7 +419,7 @@ class Hardmax(Channel):
     def second_moment(self, q: float, V: float) -> float:
         """``E[sum_{a<=b} w_ab g_ab^2]``: the 2-D quadrature at ``T = 2``; at ``T >= 3``
         randomised QMC over ``omega`` with Genz's ``Z_out``
-        (:func:`aimlib.channels.orthant.second_moment`, relative accuracy about 3e-3)."""
+        (:func:`aimlib.channels.orthant.second_moment`, relative accuracy 2e-3 to 8e-3)."""
         if self.T == 2:
             return hardmax_second_moment(q, V, density=self.density)
         from aimlib.channels import orthant
@@ -446,13 +446,13 @@ class Hardmax(Channel):
     @classmethod
     def g_out_seconds(cls, T: int) -> float:
         """Measured (one thread, ``benchmarks/README.md``): the bivariate-normal kernel at
-        ``T = 2``; Genz's rule at ``T >= 3``, 1.0e-4 s per sample at ``T = 3`` and 2.0e-4 at
+        ``T = 2``; Genz's rule at ``T >= 3``, 1.2e-4 s per sample at ``T = 3`` and 2.0e-4 at
         ``T = 4``."""
         return GENZ_SECONDS.get(int(T), cls.G_OUT_SECONDS * T * T / 4)
 
     def se_point_seconds(self) -> float | None:
-        """One SE fixed point at ``T >= 3``: about 14 evaluations of the RQMC second moment
-        (0.7 s at ``T = 3``, 3.5 s at ``T = 4``, one thread)."""
+        """One SE fixed point at ``T >= 3``: about 15 evaluations of the RQMC second moment
+        (0.8-2 s each at ``T = 3``, 12-28 s at ``T = 4``, one thread)."""
         return SE_FIXED_POINT_SECONDS.get(self.T)
 
     def _tokens_need_t2(self) -> None:
@@ -595,8 +595,8 @@ def comparison_geometry(corr: float) -> tuple[np.ndarray, float, float]:
 
 #: Seconds per sample of the output function at T >= 3 (Genz, :data:`AMP_QMC`), and of one SE
 #: fixed point, measured on one thread (benchmarks/README.md).
-GENZ_SECONDS = {3: 1.0e-4, 4: 2.0e-4}
-SE_FIXED_POINT_SECONDS = {3: 10.0, 4: 50.0}
+GENZ_SECONDS = {3: 1.2e-4, 4: 2.0e-4}
+SE_FIXED_POINT_SECONDS = {3: 25.0, 4: 250.0}
 
 #: Genz rule of AMP's output function at T >= 3 (Sobol points per scrambling, scramblings):
 #: the relative error of g is about 5e-3 per sample (tests/test_orthant.py), noise that the
