@@ -10,6 +10,7 @@ from scipy import special
 from aimlib import generalisation as gen
 from aimlib import model
 from aimlib import state_evolution as se
+from aimlib.channels import make_channel
 from aimlib.channels.softmax import _rqmc
 
 
@@ -118,8 +119,48 @@ def test_bad_input(kw, match):
         se.test_error("softmax", -1.0, 0.5)
 
 
-def test_hardmax_test_error_beyond_two_tokens_is_refused():
-    """The hardmax test error at T >= 3 needs the T-token orthant of theory §14 for the
-    predictor too; it is not implemented, and says so rather than returning a T = 2 number."""
-    with pytest.raises(NotImplementedError, match="T = 2"):
-        gen.bayes(channel="hardmax", q=1.0, rho=0.5, T=3)
+
+@pytest.mark.parametrize("q", [0.3, 1.0, 1.4])
+def test_hardmax_row_rqmc_at_t2_matches_the_closed_forms(q):
+    """The T >= 3 path (theory §14.5), run at T = 2, against §10's closed forms."""
+    from aimlib.channels.hardmax import _row_error_rqmc
+
+    ch = make_channel("hardmax", T=2)
+    b = _row_error_rqmc(q, q, 1.5, 2, "bayes")
+    assert b.value == pytest.approx(ch.bayes_test_error(q, 1.5).value, abs=5 * b.abserr + 1e-6)
+    for pred in ("plugin", "argmax"):
+        p = _row_error_rqmc(0.8 * q, q, 1.5, 2, pred)
+        ref = ch.plugin_test_error(0.8 * q, q, 1.5, pred).value
+        assert p.value == pytest.approx(ref, abs=5 * p.abserr)
+
+
+def _symmetric(rng, n, T, scale):
+    """``n`` symmetric T x T matrices with ``Var h_aa = 2 scale``, ``Var h_ab = scale``."""
+    g = rng.standard_normal((n, T, T))
+    return math.sqrt(scale) * (g + g.transpose(0, 2, 1)) / math.sqrt(2.0)
+
+
+def test_hardmax_test_errors_at_t3_by_monte_carlo():
+    """T = 3, against Monte Carlo on whole symmetric matrices (every row at once, no use of the
+    row factorisation): the plug-in disagreement from correlated draws of ``h`` and ``h_hat``,
+    and the Bayes error from posterior draws ``h = h_hat + sqrt(V) xi`` with the unbiased
+    estimate ``(sum_b k_b^2 - K) / (K (K - 1))`` of ``sum_b P_b^2`` from ``K`` draws."""
+    T, Q0, q, m = 3, 1.5, 1.0, 0.9
+    ch = make_channel("hardmax", T=T)
+    rng = np.random.default_rng(11)
+    n = 40_000
+    hh = _symmetric(rng, n, T, q)
+    h = (m / q) * hh + _symmetric(rng, n, T, Q0 - m * m / q)
+    diff = np.argmax(h, axis=2) != np.argmax(hh, axis=2)  # (n, T rows)
+    mc = 2.0 * diff.sum(axis=1)
+    ref = ch.plugin_test_error(m, q, Q0)
+    assert ref.value == pytest.approx(mc.mean(), abs=4 * mc.std() / math.sqrt(n) + 4 * ref.abserr)
+    # Bayes: K posterior draws per h_hat
+    n, K = 4000, 64
+    hh = _symmetric(rng, n, T, q)
+    post = hh[:, None] + _symmetric(rng, n * K, T, Q0 - q).reshape(n, K, T, T)
+    counts = np.stack([(np.argmax(post, axis=3) == b).sum(axis=1) for b in range(T)], -1)
+    sum_p2 = ((counts.astype(float) ** 2).sum(axis=2) - K) / (K * (K - 1))  # (n, rows)
+    mc = T - sum_p2.sum(axis=1)
+    ref = gen.bayes("hardmax", q, 0.5, T=T)
+    assert ref.value == pytest.approx(mc.mean(), abs=4 * mc.std() / math.sqrt(n) + 4 * ref.abserr)

@@ -216,11 +216,13 @@ def test_quick_preset_end_to_end(workdir):
     with xr.open_dataset(next((workdir / "data" / "amp").rglob("*.nc"))) as ds:
         assert ds.sizes["seed"] >= 2 and "stop_reason" in ds and "error_history" in ds
     aggs = sorted((workdir / "data" / "agg").rglob("amp_*.nc"))
-    # fig1a 3, fig2b 2, fig4 2, fig6 2, fig7 3, fig8 2, fig3 2 x 3 d, fig9 3 T x 3 delta
-    assert len(aggs) == 29
+    # fig1a 3, fig2b 2, fig4 2, fig6 2, fig7 3, fig8 2, fig3 2 x 3 d, fig9 3 T x 3 delta,
+    # fig10 2 channels x 5 token laws, fig11 2 T
+    assert len(aggs) == 29 + 10 + 2
     # GD and AGD aggregates where the figure draws both (fig2b 2 T, fig4 2 beta, fig8 1,
-    # fig_steps 2 T: 14), AGD only where it draws only AGD (fig3 2 d, fig9 2 T x 3 delta: 8)
-    assert len(list((workdir / "data" / "agg").rglob("*gd_*.nc"))) == 14 + 8
+    # fig_steps 2 T: 14), AGD only where it draws only AGD (fig3 2 d, fig9 2 T x 3 delta: 8;
+    # fig10: 3 token laws)
+    assert len(list((workdir / "data" / "agg").rglob("*gd_*.nc"))) == 14 + 8 + 3
     assert len(list((workdir / "data" / "agg").rglob("spectral_*.nc"))) == 3 + 1  # fig1a, fig2b
     fs = xr.load_dataset(workdir / "data" / "agg" / "fig3" / "finite_size_amp.nc")
     assert set(fs["channel"].values) == {"softmax", "hardmax"} and list(fs["d"]) == [30, 50, 80]

@@ -1,4 +1,6 @@
-"""The hardmax channel (row-wise argmax), ``T = 2``: output function, SE quadrature, test error.
+"""The hardmax channel (row-wise argmax): output function, SE, test error.  ``T = 2`` by exact
+quadrature (below); ``T = 3, 4`` through Genz's integrator of :mod:`aimlib.channels.orthant`
+(docs/theory.md §14) and a randomised QMC of the test error (§14.5).
 
 With ``s_a = +1`` if row a selects itself, ``Z_out = Phi_2(kappa_1, kappa_2; s_1 s_2 / 3)`` in
 the scaled differences ``kappa_a = s_a (omega_aa - omega_12) / sqrt(3V)`` (docs/theory.md §3).
@@ -546,7 +548,7 @@ class Hardmax(Channel):
         if predictor not in ("plugin", "argmax"):
             raise ValueError(f"predictor={predictor!r} is not a plug-in hardmax predictor")
         if self.T > 2:
-            raise NotImplementedError("the hardmax test error is implemented for T = 2 only")
+            return _row_error_rqmc(m, Q, Q0, self.T, predictor)
         c = max(-1.0, min(1.0, m / math.sqrt(Q * Q0)))
         p = math.acos(c) / math.pi  # P(sign u != sign u_hat)
         return TestError(p if predictor == "argmax" else 2.0 * self.T * p, 1e-15, "closed form")
@@ -558,15 +560,63 @@ class Hardmax(Channel):
 
         from aimlib.channels.base import TestError, normal_rule
 
-        if self.T > 2:
-            raise NotImplementedError("the hardmax test error is implemented for T = 2 only")
         V = max(Q0 - q, 0.0)
+        if self.T > 2:
+            return _row_error_rqmc(q, q, Q0, self.T, "bayes")
         if V == 0.0:
             return TestError(0.0, 1e-15, "closed form")
         x, w = normal_rule()
         p = special.ndtr(math.sqrt(3.0 * q) * x / math.sqrt(3.0 * V))
         return TestError(self.T * 2.0 * float(np.sum(w * p * (1.0 - p))), 1e-10,
                          "quadrature")
+
+
+#: Randomised QMC of the hardmax test error at ``T >= 3``: scramblings and points each.
+TEST_QMC = (8, 2**12)
+
+
+def _row_error_rqmc(m: float, Q: float, Q0: float, T: int, predictor: str):
+    """The hardmax test error at ``T >= 3`` (docs/theory.md §14.5).  The entries of one row,
+    ``(h_a1 .. h_aT)``, are independent given the estimate's (``Var h_aa = 2 .``, ``Var h_ab =
+    .``), and every row has the same law, so the error is ``T`` times one row's: plug-in, twice
+    the probability that the argmaxes of ``h`` and ``h_hat`` differ (``"argmax"``: that
+    probability); Bayes, ``1 - sum_b P_b^2`` with ``P_b = P(b wins | h_hat)`` a 1-D integral
+    ``E_x prod_{c != b} Phi((h_hat_b + s_b x - h_hat_c) / s_c)``, ``s = sqrt(w V)``.  Outer
+    integral by randomised QMC (:data:`TEST_QMC`; the spread over scramblings is ``abserr``)."""
+    from scipy import special
+    from scipy.stats import qmc
+
+    from aimlib.channels.base import TestError, normal_rule
+
+    n_rep, n_pts = TEST_QMC
+    w = np.ones(T)
+    w[0] = 2.0  # the row's diagonal entry first (the argmax does not care where it is)
+    sw = np.sqrt(w)
+    V = max(Q0 - Q, 0.0)
+    if predictor == "bayes" and V == 0.0:
+        return TestError(0.0, 1e-15, "closed form")
+    x, wx = normal_rule()
+    vals = []
+    for rep in range(n_rep):
+        z = special.ndtri(qmc.Sobol(2 * T, scramble=True, seed=7000 + rep).random(n_pts))
+        z = np.clip(z, -8.5, 8.5)
+        hh = math.sqrt(Q) * sw * z[:, :T]
+        if predictor != "bayes":
+            h = (m / Q) * hh + math.sqrt(max(Q0 - m * m / Q, 0.0)) * sw * z[:, T:]
+            p = float(np.mean(np.argmax(h, axis=1) != np.argmax(hh, axis=1)))
+            vals.append(p if predictor == "argmax" else 2.0 * T * p)
+            continue
+        s = math.sqrt(V) * sw
+        top = hh[:, :, None] + s[None, :, None] * x[None, None, :]  # (N, b, x)
+        logp = np.zeros_like(top)
+        for c in range(T):
+            lc = special.log_ndtr((top - hh[:, c, None, None]) / s[c])
+            lc[:, c, :] = 0.0  # b = c: no constraint
+            logp += lc
+        P = np.exp(logp) @ wx  # (N, b)
+        vals.append(T * (1.0 - float(np.mean(np.sum(P * P, axis=1)))))
+    vals = np.asarray(vals)
+    return TestError(float(vals.mean()), float(vals.std(ddof=1) / math.sqrt(n_rep)), "rqmc")
 
 
 def comparison_matrix(L: np.ndarray) -> np.ndarray:

@@ -37,7 +37,8 @@ from numba import njit, prange
 from aimlib.core.normal import log_ndtr_scalar
 
 __all__ = ["PatternTable", "pattern_table", "qmc_points", "genz_gout", "pair_index",
-           "QMC_SEED", "TMAX_GENERAL"]
+           "pattern_orbits", "second_moment", "outer_points", "SecondMoment", "QMC_SEED",
+           "TMAX_GENERAL", "SE_OUTER", "SE_INNER", "SE_SKIP_LOG"]
 
 #: Seed of the scramblings of the Sobol points (a fixed rule, not a random draw of a run).
 QMC_SEED = 20250601

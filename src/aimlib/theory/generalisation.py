@@ -17,7 +17,7 @@ At ``T = 2`` each row depends on one difference ``u = h_aa - h_ab`` (variance ``
 estimate's ``u_hat`` has variance ``3 Q`` and covariance ``3 m``), so everything is a one- or
 two-dimensional Gaussian integral, done by a trapezoid rule on the real line (hardmax: closed
 forms).
-For softmax at ``T > 2`` rows are ``T``-dimensional: randomised quasi-Monte Carlo (scrambled
+For softmax and hardmax at ``T > 2`` rows are ``T``-dimensional: randomised quasi-Monte Carlo (scrambled
 Sobol points with fixed seeds), with the spread over scramblings as the error estimate.
 """
 
@@ -126,7 +126,7 @@ def evaluate(data, S_hat: np.ndarray, n_test: int = N_TEST,
     errs = data.test_errors(S_hat, int(n_test), rng)
     pred = TestError(math.nan, math.nan, "")
     # the prediction is the Gaussian-token one (docs/theory.md §10); other token laws change the
-    # law of the diagonal indices (§13), and hardmax beyond T = 2 has no closed form here
+    # law of the diagonal indices (§13); hardmax beyond T = 2 is a randomised QMC (§14.5)
     if m * m <= Q * Q0 and Q > 0 and data.token_law.is_gaussian:
         try:
             pred = ch.plugin_test_error(m, min(Q, 1e12), Q0, "plugin")
