@@ -276,6 +276,21 @@ def _truncated_mean(lo, hi):
 
 
 @njit(cache=True)
+def _lse_add(logw, m, s, acc, z):
+    """Add the weight ``exp(logw)`` to a running sum kept as ``exp(m) s`` and ``z`` weighted to
+    ``acc`` (same scale); returns the new ``(m, s)``."""
+    if logw > m:
+        scale = math.exp(m - logw)
+        for j in range(z.shape[0]):
+            acc[j] = acc[j] * scale + z[j]
+        return logw, s * scale + 1.0
+    wgt = math.exp(logw - m)
+    for j in range(z.shape[0]):
+        acc[j] += wgt * z[j]
+    return m, s + wgt
+
+
+@njit(cache=True)
 def _genz_one(L, last, b, pts, zbar, shift_logz, zshift):
     """Genz's estimate for one sample: fills ``zbar`` (posterior mean of ``z'``),
     ``shift_logz`` (``log Z`` per scrambling) and ``zshift`` (the posterior mean from each
@@ -321,28 +336,8 @@ def _genz_one(L, last, b, pts, zbar, shift_logz, zshift):
             if logw == -np.inf:
                 continue
             # running log-sum-exp per scrambling and overall, and the weighted sum of z
-            if logw > m_s:
-                scale = math.exp(m_s - logw)
-                s_s = s_s * scale + 1.0
-                for j in range(R):
-                    acc_s[j] = acc_s[j] * scale + z[j]
-                m_s = logw
-            else:
-                wgt = math.exp(logw - m_s)
-                s_s += wgt
-                for j in range(R):
-                    acc_s[j] += wgt * z[j]
-            if logw > m_all:
-                scale = math.exp(m_all - logw)
-                s_all = s_all * scale + 1.0
-                for j in range(R):
-                    acc[j] = acc[j] * scale + z[j]
-                m_all = logw
-            else:
-                wgt = math.exp(logw - m_all)
-                s_all += wgt
-                for j in range(R):
-                    acc[j] += wgt * z[j]
+            m_s, s_s = _lse_add(logw, m_s, s_s, acc_s, z)
+            m_all, s_all = _lse_add(logw, m_all, s_all, acc, z)
         shift_logz[s] = m_s + math.log(s_s) - math.log(n_pts) if s_s > 0.0 else -np.inf
         for j in range(R):
             zshift[s, j] = acc_s[j] / s_s if s_s > 0.0 else 0.0

@@ -595,14 +595,8 @@ def fig7(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     ax.set_ylabel("estimation error")
     ax.set_title(r"(a) hardmax, $T=2$: error against $\alpha$")
     _legend(ax, loc="lower left", frameon=False, fontsize=s["font_size"] - 3)
-    bx.set_xscale("log")
-    bx.set_yscale("log")
-    if axes and axes.get("xlim"):
-        bx.set_xlim(*axes["xlim"])
-    bx.grid(True, which="major", alpha=0.25)
-    bx.set_xlabel(r"$\alpha$")
-    bx.set_ylabel(r"$\alpha^2\,E$")
-    bx.set_title(r"(b) $\alpha^2 E$: flat for $\alpha^{-2}$, rising for $\alpha^{-1}$")
+    _scaled_panel(bx, axes, r"$\alpha$", r"$\alpha^2\,E$",
+                  r"(b) $\alpha^2 E$: flat for $\alpha^{-2}$, rising for $\alpha^{-1}$")
     return fig
 
 
@@ -879,15 +873,22 @@ def fig11(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None 
     ax.set_ylabel("estimation error")
     ax.set_title(rf"(a) hardmax, $\rho={_fmt_rho(rho)}$: $T$ tokens")
     _legend(ax, loc="lower left", frameon=False, fontsize=s["font_size"] - 3)
+    _scaled_panel(bx, axes, r"$\bar\alpha$", r"$\bar\alpha^2\,E$",
+                  r"(b) $\bar\alpha^2 E$ flattens to each law's prefactor")
+    return fig
+
+
+def _scaled_panel(bx, axes: Mapping | None, xlabel: str, ylabel: str, title: str) -> None:
+    """Log-log axes of a panel of ``alpha^2 E`` (flat for an ``alpha^-2`` law), sharing the
+    figure's x limits."""
     bx.set_xscale("log")
     bx.set_yscale("log")
     if axes and axes.get("xlim"):
         bx.set_xlim(*axes["xlim"])
     bx.grid(True, which="major", alpha=0.25)
-    bx.set_xlabel(r"$\bar\alpha$")
-    bx.set_ylabel(r"$\bar\alpha^2\,E$")
-    bx.set_title(r"(b) $\bar\alpha^2 E$ flattens to each law's prefactor")
-    return fig
+    bx.set_xlabel(xlabel)
+    bx.set_ylabel(ylabel)
+    bx.set_title(title)
 
 
 #: Colours of the token laws in fig10 (by registry name).

@@ -17,8 +17,9 @@ At ``T = 2`` each row depends on one difference ``u = h_aa - h_ab`` (variance ``
 estimate's ``u_hat`` has variance ``3 Q`` and covariance ``3 m``), so everything is a one- or
 two-dimensional Gaussian integral, done by a trapezoid rule on the real line (hardmax: closed
 forms).
-For softmax and hardmax at ``T > 2`` rows are ``T``-dimensional: randomised quasi-Monte Carlo (scrambled
-Sobol points with fixed seeds), with the spread over scramblings as the error estimate.
+For softmax and hardmax at ``T > 2`` rows are ``T``-dimensional: randomised quasi-Monte Carlo
+(scrambled Sobol points with fixed seeds), with the spread over scramblings as the error
+estimate.
 """
 
 from __future__ import annotations
