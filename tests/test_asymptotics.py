@@ -97,7 +97,7 @@ def test_softmax_approach_to_perfect_recovery(rho):
 
 
 @pytest.mark.parametrize("kw,match", [
-    (dict(channel="hardmax", rho=0.5, T=3), "T"),
+    (dict(channel="hardmax", rho=0.5, T=5), "T"),
     (dict(channel="hardmax", rho=0.5, variant="bogus"), "variant"),
     (dict(channel="softmax", rho=0.5, variant="density"), "variant"),
     (dict(channel="relu", rho=0.5), "channel"),
