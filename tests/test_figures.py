@@ -166,6 +166,27 @@ def test_unconverged_points_are_drawn_alike_in_every_figure(fig, attrs):
         t.get_text() for t in ax.get_legend().get_texts()]
 
 
+def test_fig11_draws_unconverged_points_alike_in_both_panels():
+    """fig11 (filled AMP markers): k/n and the open diamond in panel (a) and, at alpha_bar^2
+    times the same values, in panel (b); the one-seed legend marker is filled like the points."""
+    from aimlib.figures import draw
+
+    agg = _agg([0.1, 0.2, 0.3], [0.5, 0.4, 0.3], [2, 1, 0], rho=0.5, channel="hardmax",
+               variant="exact").assign_coords(alpha_bar=("alpha", [1.0, 2.0, 10.0]))
+    fig = draw("fig11", {"amp": [agg]})
+    ax, bx = fig.axes
+    for panel, scale in ((ax, 1.0), (bx, 100.0)):
+        assert sorted(t.get_text() for t in panel.texts) == ["0/2", "1/2"]
+        (diamond,) = [ln for ln in panel.get_lines() if ln.get_marker() == "D"]
+        assert diamond.get_xdata().tolist() == [10.0]
+        assert diamond.get_ydata().tolist() == pytest.approx([0.3 * scale])
+    legend = ax.get_legend()
+    texts = [t.get_text() for t in legend.get_texts()]
+    i = texts.index("one seed (no error bar)")
+    handle = legend.legend_handles[i]
+    assert handle.get_markerfacecolor() == handle.get_markeredgecolor()
+
+
 def test_off_axis_triangles_have_a_legend_entry():
     from aimlib.figures import draw
 

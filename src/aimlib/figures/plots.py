@@ -187,6 +187,7 @@ MARKER_KINDS = {
                "k of n seeds converged"),
     "one_seed": (dict(marker="o", ls="none", color="0.35", mfc="white"),
                  "one seed (no error bar)"),
+    "one_seed_filled": (dict(marker="o", ls="none", color="0.35"), "one seed (no error bar)"),
 }
 
 #: A legend with more entries than this goes beside the axes (the figure widens to keep the
@@ -291,7 +292,7 @@ def _amp_markers(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=N
         if not callable(label):
             label = None
         if ((conv == 1) & (runs >= 1)).any():
-            _mark(ax, "one_seed")
+            _mark(ax, "one_seed_filled" if filled else "one_seed")
         mean_all = agg["mean_all"].values if "mean_all" in agg else agg["mean"].values
         for xv, m, ma, k, n in zip(xs, agg["mean"].values, mean_all, conv, runs, strict=True):
             y = m if k > 0 else ma
@@ -862,10 +863,11 @@ def fig11(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None 
         T = int(agg.attrs["T"])
         _amp_markers(ax, [agg], "alpha_bar", s, color_of=lambda a, T=T: T_color(T), filled=True,
                      label=rf"AMP $T={T}$ ($d={agg.attrs['d']}$)")
-        ab = agg["alpha_bar"].values
-        bx.errorbar(ab, ab * ab * agg["mean"].values, yerr=ab * ab * agg["std"].values,
-                    fmt="o", color=T_color(T), ms=s["marker_size"], capsize=1.5,
-                    elinewidth=0.8, ls="none")
+        # panel (b) draws the same markers (counts, diamonds) on alpha_bar^2 times the values
+        ab2 = agg["alpha_bar"] ** 2
+        scaled = agg.assign({k: agg[k] * ab2 for k in ("mean", "std", "mean_all") if k in agg})
+        _amp_markers(bx, [scaled], "alpha_bar", s, color_of=lambda a, T=T: T_color(T),
+                     filled=True)
     _axes(ax, axes)
     _off_axis(ax, amp, "alpha_bar", s, color_of=lambda a: T_color(int(a.attrs["T"])))
     rho = float(curves[0].attrs["rho"]) if curves else float("nan")
