@@ -351,6 +351,25 @@ def _genz_one(L, last, b, pts, zbar, shift_logz, zshift):
 
 
 @njit(cache=True)
+def _residual(C, b, i, E, zhat, j, r):
+    """Row ``i`` of ``C z > b`` against the first ``j`` basis vectors of ``E`` (the earlier
+    variables at their truncated means ``zhat``): writes the row's residual into ``r`` and
+    returns its shifted bound."""
+    R = C.shape[1]
+    for c in range(R):
+        r[c] = C[i, c]
+    t = b[i]
+    for k in range(j):
+        dot = 0.0
+        for c in range(R):
+            dot += C[i, c] * E[c, k]
+        t -= dot * zhat[k]
+        for c in range(R):
+            r[c] -= dot * E[c, k]
+    return t
+
+
+@njit(cache=True)
 def _order(C, b, L, last, E):
     """Genz-Bretz ordering of one sample's constraints ``C z > b`` (``C``: K x R, rank R):
     greedily take as the next variable the constraint least likely to hold given the earlier
@@ -371,16 +390,7 @@ def _order(C, b, L, last, E):
             if taken[i]:
                 continue
             # residual of row i against the basis so far
-            for c in range(R):
-                r[c] = C[i, c]
-            t = b[i]
-            for k in range(j):
-                dot = 0.0
-                for c in range(R):
-                    dot += C[i, c] * E[c, k]
-                t -= dot * zhat[k]
-                for c in range(R):
-                    r[c] -= dot * E[c, k]
+            t = _residual(C, b, i, E, zhat, j, r)
             sig = 0.0
             for c in range(R):
                 sig += r[c] * r[c]
@@ -396,16 +406,7 @@ def _order(C, b, L, last, E):
         i = best
         taken[i] = True
         order[j] = i
-        for c in range(R):
-            r[c] = C[i, c]
-        t = b[i]
-        for k in range(j):
-            dot = 0.0
-            for c in range(R):
-                dot += C[i, c] * E[c, k]
-            t -= dot * zhat[k]
-            for c in range(R):
-                r[c] -= dot * E[c, k]
+        t = _residual(C, b, i, E, zhat, j, r)
         for c in range(R):
             E[c, j] = r[c] / best_sig
         _, zhat[j] = _truncated_mean(t / best_sig, np.inf)
