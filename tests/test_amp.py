@@ -144,6 +144,33 @@ def test_hardmax_correction_amp():
     assert res.error == pytest.approx(mismatched.solve(0.1, 0.5).error, abs=0.03)
 
 
+def test_hardmax_large_alpha_keeps_the_posterior_trace():
+    """Hardmax labels do not see the scale of S (docs/theory.md §4.2).  Left free, the damped
+    iteration at alpha_bar = 10 learns the direction and loses the norm: it stalls near 0.35
+    although rescaling its estimate along itself would bring the error to the SE's order.
+    With the trace kept at the posterior mean's sqrt(r d) (the default) every seed converges:
+    the mean of four seeds at d = 60 is within 4 standard errors of SE, plus the 6% allowance
+    of the other AMP tests and the exact finite-d scale floor (0.0017 here, SE 0.0040)."""
+    d, alpha, rho = 60, 5.0, 0.5
+    target = se.solve("hardmax", alpha, rho).error
+    errs = []
+    for seed in range(4):
+        data = model.generate("hardmax", alpha, rho, 2, d, seed)
+        res = amp.run(data)
+        assert res.converged and res.damping == 0.5
+        assert np.trace(res.S_hat) == pytest.approx(math.sqrt(data.r * d), rel=1e-12)
+        errs.append(res.error)
+    errs = np.array(errs)
+    sem = errs.std(ddof=1) / math.sqrt(len(errs))
+    floor = prior.scale_floor(d, round(rho * d))
+    assert abs(errs.mean() - target) < 4 * sem + 0.06 * target + floor
+    data = model.generate("hardmax", alpha, rho, 2, d, 0)
+    free = amp.run(data, scale="free", max_restarts=0, max_iter=60)
+    assert not free.converged and free.error > 0.1
+    m, Q, Q0 = data.overlaps(free.S_hat)
+    assert Q0 - m * m / Q < 3 * target  # the direction is right, the norm is not
+
+
 # ------------------------------------------------------------------------------ robustness
 
 
@@ -199,7 +226,7 @@ def test_memory_is_linear_in_n():
 
 @pytest.mark.parametrize("kw,match", [
     (dict(damping=1.0), "damping"), (dict(damping=-0.1), "damping"), (dict(tol=0.0), "tol"),
-    (dict(max_iter=0), "max_iter"),
+    (dict(max_iter=0), "max_iter"), (dict(scale="fixed"), "scale"),
 ])
 def test_bad_options_rejected(kw, match):
     data = model.generate("hardmax", 0.3, 0.5, 2, 20, 0)

@@ -190,3 +190,68 @@ def test_bad_rho_rejected(bad):
 def test_bad_delta_rejected():
     with pytest.raises(ValueError, match="delta"):
         prior.mmse(-1.0, 0.5)
+
+
+# ------------------------------------------------------------- labels blind to the scale of S
+
+
+def test_posterior_mean_trace_of_scale_blind_labels_by_rejection_sampling():
+    """Hardmax labels do not see the scale of S, so the posterior mean has the trace sqrt(r d)
+    exactly (docs/theory.md §4.2).  Checked on a problem small enough to sample the posterior
+    exactly: d = 3, r = 2, T = 2 and n = 4 samples, by rejection from the prior (a prior draw is
+    kept iff its own row-wise argmaxes reproduce every observed label; the labels here are
+    computed by hand, not by aimlib).  Within 4 standard errors of the accepted draws' mean, while
+    the data do move the posterior: its mean differs from the prior mean sqrt(rho) I."""
+    d, r, T, n, m = 3, 2, 2, 4, 400_000
+    rng = np.random.default_rng(11)
+    _, S_star = teacher(d, r, rng)
+    X = rng.standard_normal((n, T, d))
+
+    def labels(S):  # (..., d, d) -> (..., n, T): argmax_b of x_a^T S x_b - Tr(S) delta_ab
+        h = np.einsum("mad,...de,mbe->...mab", X, S, X)
+        h = h - np.trace(S, axis1=-2, axis2=-1)[..., None, None, None] * np.eye(T)
+        return np.argmax(h, axis=-1)
+
+    y = labels(S_star)
+    W = rng.standard_normal((m, d, r))
+    S = W @ np.swapaxes(W, 1, 2) / math.sqrt(r * d)
+    keep = np.all(labels(S) == y, axis=(1, 2))
+    post = S[keep]
+    assert 1000 < len(post) < m // 2
+    tr = np.trace(post, axis1=1, axis2=2)
+    sem = tr.std(ddof=1) / math.sqrt(len(post))
+    assert abs(tr.mean() - prior.scale_posterior_trace(d, r)) < 4 * sem
+    assert prior.scale_posterior_trace(d, r) == pytest.approx(math.sqrt(6.0))
+    # the labels are informative: some entry of the posterior mean is far from the prior mean
+    mean = post.mean(axis=0)
+    spread = post.std(axis=0, ddof=1) / math.sqrt(len(post))
+    assert np.max(np.abs(mean - math.sqrt(r / d) * np.eye(d)) / spread) > 10
+    # the check has power: a label that sees the scale, 1[h_12 > 0.3], moves the trace away
+    h12 = np.einsum("md,kde,me->km", X[:, 0], S, X[:, 1])
+    h12_star = np.einsum("md,de,me->m", X[:, 0], S_star, X[:, 1])
+    seen = np.trace(S[np.all((h12 > 0.3) == (h12_star > 0.3), axis=1)], axis1=1, axis2=2)
+    assert abs(seen.mean() - math.sqrt(r * d)) > 4 * seen.std(ddof=1) / math.sqrt(len(seen))
+
+
+@pytest.mark.parametrize("d,r", [(6, 2), (10, 5), (8, 16)])
+def test_scale_floor_by_monte_carlo(d, r):
+    """The error that no scale-blind estimate removes, (1/d) E||S - E[S | direction]||^2 with
+    E[S | direction] = sqrt(r d) S / Tr S, by Monte Carlo over the prior against the closed
+    form 2 (d + r + 1) / (d (r d + 2)), within 4 standard errors."""
+    rng = np.random.default_rng(d * 100 + r)
+    m = 100_000
+    W = rng.standard_normal((m, d, r))
+    S = W @ np.swapaxes(W, 1, 2) / math.sqrt(r * d)
+    tr = np.trace(S, axis1=1, axis2=2)
+    resid = S * (1.0 - math.sqrt(r * d) / tr)[:, None, None]
+    e = np.sum(resid**2, axis=(1, 2)) / d
+    sem = e.std(ddof=1) / math.sqrt(m)
+    assert abs(e.mean() - prior.scale_floor(d, r)) < 4 * sem
+    # about 2 (1 + rho) / (rho d^2) at large d
+    assert prior.scale_floor(400, 200) == pytest.approx(2 * 1.5 / (0.5 * 400**2), rel=0.01)
+
+
+def test_scale_helpers_reject_bad_sizes():
+    for f in (prior.scale_posterior_trace, prior.scale_floor):
+        with pytest.raises(ValueError, match="r must be"):
+            f(10, 0)

@@ -30,6 +30,8 @@ from aimlib.core.validation import check_rho
 
 __all__ = [
     "second_moment",
+    "scale_posterior_trace",
+    "scale_floor",
     "support",
     "density",
     "stieltjes",
@@ -57,6 +59,32 @@ _DS_W = DE_STEP * 0.5 * math.pi * np.cosh(_tau) / np.cosh(_u) ** 2
 # Nodes with negative tau are measured from the left edge, positive from the right one.
 _THETA = _DS_E
 _THETA_W = _DS_W
+
+
+def scale_posterior_trace(d: int, r: int) -> float:
+    """``Tr E[S* | y] = sqrt(r d)`` for labels ``y`` that do not see the scale of ``S*``.
+
+    ``|W*|_F^2 = Tr(W* W*^T)`` is a chi-square with ``r d`` degrees of freedom, independent of the
+    direction of ``W*`` and hence of the direction of ``S*``.  Labels that depend on ``S*`` only
+    through its direction (hardmax: ``y(lambda h) = y(h)`` for ``lambda > 0``) therefore leave
+    ``E[Tr S* | direction] = r d / sqrt(r d)`` untouched: the posterior mean has this trace
+    exactly, for every ``d``, sample size and token law (docs/theory.md §4.2).
+    """
+    if int(d) < 1 or int(r) < 1:
+        raise ValueError(f"d and r must be >= 1, got d={d!r}, r={r!r}")
+    return math.sqrt(int(r) * int(d))
+
+
+def scale_floor(d: int, r: int) -> float:
+    """The part of the Bayes error ``(1/d) E||S* - E[S*|y]||^2`` that no scale-blind label can
+    remove: ``2 (d + r + 1) / (d (r d + 2))``, about ``2 (1 + rho) / (rho d^2)``
+    (docs/theory.md §4.2).  It is exact and additive at finite ``d``; SE (``d -> infinity``)
+    does not see it."""
+    if int(d) < 1 or int(r) < 1:
+        raise ValueError(f"d and r must be >= 1, got d={d!r}, r={r!r}")
+    d, r = int(d), int(r)
+    return 2.0 * (d + r + 1) / (d * (r * d + 2))
+
 
 #: Above ``LARGE_DELTA * max(1, 1/rho)`` the MMSE comes from its large-noise series
 #: (:func:`mmse_large_delta`, docs/theory.md §2.3); below, from the cubic.  ``mmse = Delta -

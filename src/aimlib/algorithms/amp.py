@@ -7,7 +7,12 @@ iteration, with ``w_aa = 2`` and ``w_ab = 1``:
 1. ``V = C``; ``omega_mu = h_mu(S_hat) - (w * g_mu) V`` (Onsager term, ``g`` of the previous step);
 2. ``g_mu = g_out(y_mu, omega_mu, V)``; ``q_hat = (2 alpha / n) sum_mu sum_{a<=b} w_ab g_ab^2``;
 3. ``B = sum_mu (X_mu^T G_mu X_mu - Tr(G_mu) I)`` with ``G_aa = g_aa``, ``G_ab = g_ab / 2``;
-4. ``R = S_hat + 2 B / (d^{3/2} q_hat)``; ``S_hat = RIE(R, 1/q_hat)``; ``C = mmse(1/q_hat)``.
+4. ``R = S_hat + 2 B / (d^{3/2} q_hat)``; ``S_hat = RIE(R, 1/q_hat)``; ``C = mmse(1/q_hat)``;
+   for a channel whose labels do not see the scale of ``S`` (hardmax), ``S_hat`` is then
+   rescaled to the trace ``sqrt(r d)`` that the posterior mean has exactly (``scale="prior"``,
+   docs/theory.md §4.2): the data hold no information along that one direction, and left free
+   the iteration drifts along it (the error of a damped run at large alpha stalled near 0.2
+   with the estimate's direction right and its norm 1.5 times too large).
 
 The output side is damped: ``omega <- damping * omega_old + (1 - damping) * omega_new`` and the same
 for ``V`` (damping ``S_hat`` instead breaks the Onsager correction: the run then crawls far above
@@ -362,7 +367,7 @@ class _ArrayOps(_NumpyOps):
 
 
 def _attempt(data, ops, damping, tol, max_iter, progress,
-             general=False) -> _Attempt:
+             general=False, trace: float | None = None) -> _Attempt:
     d, n = data.d, data.n
     rho = data.rho
     alpha = n / d**2
@@ -392,6 +397,10 @@ def _attempt(data, ops, damping, tol, max_iter, progress,
         delta = 1.0 / q_hat
         R = S_hat + 2.0 * (0.5 * (B + B.T)) / (d**1.5 * q_hat)
         S_new, C = (ops.rie_divergence if general else ops.rie)(R, delta, rho)
+        if trace is not None:
+            tr = float(np.trace(S_new))
+            if tr > 0.0:
+                S_new = S_new * (trace / tr)
         step = float(np.sum((S_new - S_hat) ** 2) / d)
         S_hat = S_new
         err = data.estimation_error(S_hat)
@@ -483,6 +492,7 @@ def run(
     token_budget: float = TOKEN_BUDGET,
     dtype=AMPOptions.dtype,
     backend: str = AMPOptions.backend,
+    scale: str = AMPOptions.scale,
     progress=None,
 ) -> AMPResult:
     """Run AMP on teacher data.
@@ -520,6 +530,12 @@ def run(
         :data:`aimlib.core.backend.BACKENDS` runs the output pass and the RIE's
         eigendecomposition there (:class:`_ArrayOps`; a GPU for ``"cupy"``/``"torch"``).  The
         iterates agree with the CPU path to rounding (``tests/test_backend.py``).
+    scale : {"prior", "free"}
+        ``"prior"``: for a channel with ``SCALE_INVARIANT`` labels (hardmax), keep the estimate's
+        trace at ``sqrt(r d)``, the exact trace of the posterior mean
+        (:func:`aimlib.prior.scale_posterior_trace`, docs/theory.md §4.2); the Bayes-optimal
+        AMP only (not ``onsager="general"``, which reproduces another algorithm).  ``"free"``:
+        the plain iteration.  Other channels ignore it.
     progress : bool or callable, optional
         ``True``: a progress bar on stderr (tqdm: iterations against the budget ``max_iter``,
         rate, and the time the budget would take; a converging run stops earlier).  A callable
@@ -543,6 +559,10 @@ def run(
     if onsager not in ("auto", "nishimori", "general"):
         raise ValueError(f"onsager must be 'auto', 'nishimori' or 'general', got {onsager!r}")
     general = onsager == "general" or (onsager == "auto" and variant == "density")
+    if scale not in ("prior", "free"):
+        raise ValueError(f"scale must be 'prior' or 'free', got scale={scale!r}")
+    trace = (prior.scale_posterior_trace(data.d, data.r)
+             if scale == "prior" and not general and ch.SCALE_INVARIANT else None)
     if general and not hasattr(ch, "neg_divergence"):
         raise ValueError(f"onsager='general' needs dg/domega, not available for {ch.name}")
     from aimlib.core import backend as backends
@@ -568,7 +588,7 @@ def run(
     reason = None
     try:
         res = _run(data, ops, damp, float(damping), tol, budget, max_restarts, progress,
-                   general)
+                   general, trace)
         reason = res.stop_reason
         return res
     except Exception as exc:
@@ -593,7 +613,7 @@ def _raise_out_of_memory(backend: str, data, tokens, exc: BaseException) -> None
                       "token_budget keeps only one chunk there") from exc
 
 
-def _run(data, ops, damp, damping, tol, budget, max_restarts, progress, general
+def _run(data, ops, damp, damping, tol, budget, max_restarts, progress, general, trace=None
          ) -> AMPResult:
     best: _Attempt | None = None  # the attempt to report
     best_resid = math.inf
@@ -601,7 +621,7 @@ def _run(data, ops, damp, damping, tol, budget, max_restarts, progress, general
     spent = 0
     for attempt in range(max_restarts + 1):
         restarts = attempt
-        cur = _attempt(data, ops, damp, tol, budget - spent, progress, general)
+        cur = _attempt(data, ops, damp, tol, budget - spent, progress, general, trace)
         spent += cur.iterations
         if cur.converged:
             best = cur

@@ -27,6 +27,10 @@ class AMP(Algorithm):
                                  "(float32 halves memory and time; everything else stays "
                                  "float64); \"auto\" uses float32 from d >= 500",
                   "enum": ["float64", "float32", "auto"]},
+        "scale": {"enum": ["prior", "free"],
+                  "description": "hardmax: keep the estimate's trace at the posterior mean's "
+                                 "exact sqrt(r d) (\"prior\", docs/theory.md §4.2) or leave it "
+                                 "free"},
         "backend": Algorithm.BACKEND_SCHEMA,
     }
     PROGRESS_UNIT: ClassVar[str] = "AMP iterations"
@@ -101,6 +105,9 @@ class AMP(Algorithm):
                        help="convergence tolerance")
         p.add_argument("--max-iter", type=int, default=AMPOptions.max_iter,
                        help="iteration budget")
+        p.add_argument("--scale", choices=["prior", "free"], default=AMPOptions.scale,
+                       help="hardmax: keep the trace of S_hat at the posterior mean's exact "
+                            "sqrt(r d), or leave it free (docs/theory.md §4.2)")
         add_backend_arg(p, AMPOptions.backend)
 
     @classmethod

@@ -121,6 +121,10 @@ class Channel:
         (docs/theory.md §13).
     SUPPORTS_CORRELATED : bool
         Whether the channel has :meth:`g_out_whitened` and an SE for correlated tokens.
+    SCALE_INVARIANT : bool
+        Whether the labels' law is unchanged by ``S -> lambda S`` for every ``lambda > 0``
+        (hardmax): then the posterior mean's trace is known exactly and AMP keeps to it
+        (docs/theory.md §4.2).
     """
 
     name: ClassVar[str] = ""
@@ -137,6 +141,7 @@ class Channel:
     LABEL_DTYPE: ClassVar[type] = np.float64
     OMEGA_FREE: ClassVar[bool] = True
     SUPPORTS_CORRELATED: ClassVar[bool] = False
+    SCALE_INVARIANT: ClassVar[bool] = False
 
     T: int = 2
 

@@ -382,6 +382,8 @@ class Hardmax(Channel):
     G_OUT_SECONDS: ClassVar[float] = 6e-6
     OMEGA_FREE: ClassVar[bool] = False
     SUPPORTS_CORRELATED: ClassVar[bool] = True
+    #: The row-wise argmax of ``lambda h`` is that of ``h`` (docs/theory.md §4.2).
+    SCALE_INVARIANT: ClassVar[bool] = True
     LABEL_DTYPE: ClassVar[type] = np.int8
     PREDICTORS: ClassVar[tuple[str, ...]] = ("bayes", "plugin", "argmax")
 

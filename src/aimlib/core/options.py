@@ -33,13 +33,16 @@ class AMPOptions:
     ``damping``: output-side damping in ``[0, 1)``; ``tol``: stop when the step
     ``(1/d) ||S_hat_new - S_hat||^2`` is below it; ``max_iter``: iteration budget shared by the
     restarts; ``dtype``: precision of the tokens and the two large products (``"auto"`` in a
-    config: float32 from ``d = 500``).
+    config: float32 from ``d = 500``); ``scale``: ``"prior"`` keeps the estimate's trace at the
+    posterior mean's exact value ``sqrt(r d)`` when the labels do not see the scale of ``S``
+    (hardmax), ``"free"`` leaves it to the iteration (docs/theory.md §4.2).
     """
 
     damping: float = 0.5
     tol: float = 1e-7
     max_iter: int = 500
     dtype: str = "float64"
+    scale: str = "prior"
     #: Where the iterations run (:mod:`aimlib.core.backend`): ``"numpy"`` (CPU, numba) or an
     #: array-API backend (``"cupy"``, ``"torch"`` on a GPU).
     backend: str = "numpy"
