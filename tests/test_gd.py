@@ -36,11 +36,16 @@ def test_loss_matches_model_outputs():
 
 
 def test_batched_inits_equal_separate_runs():
+    """Batching the initialisations changes only the order of floating-point sums (the BLAS may
+    block a batched product differently, more so under load): in float64 the runs agree to
+    1e-9; in float32, the default, to a few float32 roundings amplified by 30 Adam steps (a
+    difference of 9e-8 relative was seen once in CI)."""
     data = model.generate("softmax", 0.2, 0.5, 2, 16, 0)
-    a = gd.run(data, inits=3, steps=30, rng=np.random.default_rng(5))
-    b = gd.run(data, inits=3, steps=30, rng=np.random.default_rng(5), batch=1)
-    np.testing.assert_allclose(a.errors, b.errors, rtol=1e-9)
-    assert a.error == pytest.approx(b.error, rel=1e-9)
+    for dtype, rtol in (("float64", 1e-9), ("float32", 2e-5)):
+        a = gd.run(data, inits=3, steps=30, rng=np.random.default_rng(5), dtype=dtype)
+        b = gd.run(data, inits=3, steps=30, rng=np.random.default_rng(5), batch=1, dtype=dtype)
+        np.testing.assert_allclose(a.errors, b.errors, rtol=rtol)
+        assert a.error == pytest.approx(b.error, rel=rtol)
 
 
 def test_agd_recovers_above_threshold():
