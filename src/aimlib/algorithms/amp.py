@@ -11,8 +11,8 @@ iteration, with ``w_aa = 2`` and ``w_ab = 1``:
    for a channel whose labels do not see the scale of ``S`` (hardmax), ``S_hat`` is then
    rescaled to the trace ``sqrt(r d)`` that the posterior mean has exactly (``scale="prior"``,
    docs/theory.md §4.2): the data hold no information along that one direction, and left free
-   the iteration drifts along it (the error of a damped run at large alpha stalled near 0.2
-   with the estimate's direction right and its norm 1.5 times too large).
+   the iteration drifts along it (damped runs at large alpha stalled at errors of 0.2-0.44
+   with the estimate's direction right and its norm about 1.5 times too large).
 
 The output side is damped: ``omega <- damping * omega_old + (1 - damping) * omega_new`` and the same
 for ``V`` (damping ``S_hat`` instead breaks the Onsager correction: the run then crawls far above
@@ -55,7 +55,7 @@ import xarray as xr
 
 from aimlib import prior
 from aimlib.channels import channel_class, make_channel, pair_weights
-from aimlib.core.options import AMP_MIN_D_PER_T, CHUNK, TOKEN_BUDGET, AMPOptions
+from aimlib.core.options import AMP_MIN_D_PER_T, AMP_SCALES, CHUNK, TOKEN_BUDGET, AMPOptions
 from aimlib.core.progress import close_bar, open_bar
 from aimlib.model import TeacherData, attention_indices, generate, mix_tokens
 
@@ -559,8 +559,8 @@ def run(
     if onsager not in ("auto", "nishimori", "general"):
         raise ValueError(f"onsager must be 'auto', 'nishimori' or 'general', got {onsager!r}")
     general = onsager == "general" or (onsager == "auto" and variant == "density")
-    if scale not in ("prior", "free"):
-        raise ValueError(f"scale must be 'prior' or 'free', got scale={scale!r}")
+    if scale not in AMP_SCALES:
+        raise ValueError(f"scale must be one of {AMP_SCALES}, got scale={scale!r}")
     trace = (prior.scale_posterior_trace(data.d, data.r)
              if scale == "prior" and not general and ch.SCALE_INVARIANT else None)
     if general and not hasattr(ch, "neg_divergence"):

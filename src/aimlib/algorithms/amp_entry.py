@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from aimlib.algorithms.protocol import Algorithm, add_backend_arg, outcome
-from aimlib.core.options import AMP_MIN_D_PER_T, AMPOptions
+from aimlib.core.options import AMP_MIN_D_PER_T, AMP_SCALES, AMPOptions
 
 __all__ = ["AMP"]
 
@@ -27,7 +27,7 @@ class AMP(Algorithm):
                                  "(float32 halves memory and time; everything else stays "
                                  "float64); \"auto\" uses float32 from d >= 500",
                   "enum": ["float64", "float32", "auto"]},
-        "scale": {"enum": ["prior", "free"],
+        "scale": {"enum": list(AMP_SCALES),
                   "description": "hardmax: keep the estimate's trace at the posterior mean's "
                                  "exact sqrt(r d) (\"prior\", docs/theory.md §4.2) or leave it "
                                  "free"},
@@ -105,7 +105,7 @@ class AMP(Algorithm):
                        help="convergence tolerance")
         p.add_argument("--max-iter", type=int, default=AMPOptions.max_iter,
                        help="iteration budget")
-        p.add_argument("--scale", choices=["prior", "free"], default=AMPOptions.scale,
+        p.add_argument("--scale", choices=AMP_SCALES, default=AMPOptions.scale,
                        help="hardmax: keep the trace of S_hat at the posterior mean's exact "
                             "sqrt(r d), or leave it free (docs/theory.md §4.2)")
         add_backend_arg(p, AMPOptions.backend)

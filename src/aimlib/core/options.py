@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
-__all__ = ["CHUNK", "TOKEN_BUDGET", "SE_TOL", "AMP_MIN_D_PER_T", "AMPOptions", "GDOptions",
-           "SpectralOptions", "resolve", "defaults"]
+__all__ = ["CHUNK", "TOKEN_BUDGET", "SE_TOL", "AMP_MIN_D_PER_T", "AMP_SCALES", "AMPOptions",
+           "GDOptions", "SpectralOptions", "resolve", "defaults"]
 
 #: AMP's smallest ``d`` per token (its RIE and Onsager terms are large-d approximations; at
 #: d = 2 it reports nonsense as converged); the spectral estimator, AMP's first step, shares it.
 AMP_MIN_D_PER_T = 5
+
+#: AMP's ``scale`` options (docs/theory.md §4.2): keep a scale-blind channel's trace at the
+#: posterior mean's, or leave it free.
+AMP_SCALES = ("prior", "free")
 
 #: Tolerance on ``|F(q) - q|`` of every state-evolution fixed point.
 SE_TOL = 1e-10
