@@ -131,6 +131,8 @@ def check(config: dict) -> None:
                     backends.check(block["backend"], f"{base}.{stage}.backend", device=False)
                 except ValueError as e:
                     raise ConfigError(str(e)) from None
+            if stage in ALGORITHMS and "alpha_bar_max" in block:
+                _check_alpha_bar_max(exp, block, f"{base}.{stage}")
             if stage in ALGORITHMS:
                 seeds, ds = block["seeds"], as_list(block["d"])
                 for i, d in enumerate(ds):
@@ -156,6 +158,18 @@ def check(config: dict) -> None:
                         raise ConfigError(f"{base}.gap.{c}: alpha={a} is not on the amp.alpha "
                                           "grid")
 
+
+
+def _check_alpha_bar_max(exp: dict, block: dict, key: str) -> None:
+    """``alpha_bar_max`` is positive and leaves at least one point of the grid at every
+    ``(channel, rho, T)`` of the stage (:func:`aimlib.pipeline.grids.alphas_for` names the key)."""
+    from aimlib.pipeline.grids import alphas_for
+
+    _positive(block["alpha_bar_max"], f"{key}.alpha_bar_max")
+    for c in channels(exp, block):
+        for rho in as_list(block.get("rho", exp["rho"])):
+            for T in as_list(block.get("T", exp["T"])):
+                alphas_for(block, float(rho), int(T), c, key)
 
 
 def _check_points(exp: dict, block: dict, stage: str, base: str) -> None:

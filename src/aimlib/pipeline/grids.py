@@ -130,13 +130,34 @@ def token_laws(exp: dict, block: dict | None, key: str = "tokens") -> list:
 
 
 def alphas_for(block: dict, rho: float, T: int, channel: str, key: str) -> list[float]:
+    """The alphas of a block's grid at ``(rho, T, channel)``: its ``alpha`` grid, or its
+    ``alpha_bar`` grid divided by the channel's rescaling; with ``alpha_bar_max`` (a data
+    stage's key), only the points whose ``alpha_bar`` is at most that value.
+
+    The cut is how fig2b's GD grid (the paper's ``alpha`` grid for every T) keeps the points its
+    axis shows: at T = 6, ``alpha_bar = 40 alpha`` and the paper's grid reaches 12, while the
+    axis stops at 1.  A cut that leaves no point is a :class:`ConfigError` naming the key.
+    """
+    def per() -> float:
+        return 1.0 / channel_class(channel)(T=T).alpha_bar_factor(rho)
+
     if "alpha" in block:
-        return channel_grid(block["alpha"], channel, f"{key}.alpha")
-    if "alpha_bar" in block:
-        per = 1.0 / channel_class(channel)(T=T).alpha_bar_factor(rho)
+        alphas = channel_grid(block["alpha"], channel, f"{key}.alpha")
+    elif "alpha_bar" in block:
         bars = channel_grid(block["alpha_bar"], channel, f"{key}.alpha_bar")
-        return sorted({fnum(x * per) for x in bars})
-    raise ConfigError(f"{key}: needs an alpha or an alpha_bar grid")
+        alphas = sorted({fnum(x * per()) for x in bars})
+    else:
+        raise ConfigError(f"{key}: needs an alpha or an alpha_bar grid")
+    if block.get("alpha_bar_max") is None:
+        return alphas
+    top, per = float(block["alpha_bar_max"]), per()
+    # the grid's points are rounded to six digits: a point on the cut stays in
+    kept = [a for a in alphas if a / per <= top * (1 + 1e-9)]
+    if not kept:
+        raise ConfigError(f"{key}.alpha_bar_max: {top:g} is below the grid's smallest point "
+                          f"(alpha_bar = {alphas[0] / per:.6g} at T = {T}, rho = {rho:g}, "
+                          f"{channel}); raise it or remove it")
+    return kept
 
 
 def variants(exp: dict, stage: str, channel: str) -> list[str]:
