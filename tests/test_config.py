@@ -108,7 +108,44 @@ def test_stage_points_paper_preset(root):
     assert {(k.rho, k.d) for k in fig1a} == {(0.1, 300), (0.2, 300), (0.5, 100), (1.0, 100),
                                              (2.0, 100)}
     gd = cfg.stage_points(conf, "fig2b", "gd")
-    assert {k.T for k in gd} == {2, 3, 4, 5, 6} and len(gd) == 5 * 32 * 16
+    # the paper's 32 alphas for every T, cut at alpha_bar = alpha (T^2 + T - 2) <= 1.2
+    assert {k.T for k in gd} == {2, 3, 4, 5, 6} and len(gd) == (32 + 26 + 23 + 21 + 19) * 16
+
+
+def test_alpha_bar_max_cuts_each_T_at_the_figures_range(root):
+    """``alpha_bar_max`` keeps the points of the paper's alpha grid whose alpha_bar is at most
+    the cut, per T; without it the whole grid runs (the full grid is one line away)."""
+    import numpy as np
+
+    conf = yaml.safe_load((root / "config" / "config.yaml").read_text())
+    paper = [cfg.fnum(a) for a in np.geomspace(0.0012, 0.3, 32)]
+    for g in cfg.plan(conf).groups("gd", "fig2b"):
+        k = g.T * g.T + g.T - 2
+        assert list(g.alphas) == [a for a in paper if a * k <= 1.2], g.T
+    assert [len(g.alphas) for g in cfg.plan(conf).groups("gd", "fig2b")] == [32, 26, 23, 21, 19]
+    del conf["experiments"]["fig2b"]["gd"]["alpha_bar_max"]
+    assert all(g.alphas == tuple(paper) for g in cfg.plan(conf).groups("gd", "fig2b"))
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda e: e["fig2b"]["gd"].update(alpha_bar_max=0.004),
+     "experiments.fig2b.gd.alpha_bar_max: 0.004 is below the grid's smallest point "
+     "(alpha_bar = 0.0048 at T = 2, rho = 0.5, softmax)"),
+    (lambda e: e["fig2b"]["gd"].update(alpha_bar_max=0.0),
+     "experiments.fig2b.gd.alpha_bar_max = 0.0: 0.0 is less than or equal to the minimum of 0"),
+    # an experiment without GD: the key belongs to a stage block, not to the experiment or SE
+    (lambda e: e["fig2a"].update(alpha_bar_max=1.2),
+     "experiments.fig2a.alpha_bar_max: unknown key"),
+    (lambda e: e["fig2a"]["se"].update(alpha_bar_max=1.2),
+     "experiments.fig2a.se.alpha_bar_max: unknown key"),
+])
+def test_bad_alpha_bar_max_is_named_before_any_job(root, edit, message):
+    conf = yaml.safe_load((root / "config" / "config.yaml").read_text())
+    edit(conf["experiments"])
+    with pytest.raises(cfg.ConfigError) as exc:
+        cfg.check_schema(conf, root / "config" / "schema.yaml")
+        cfg.check(conf)
+    assert message in str(exc.value) and "\n" not in str(exc.value)
 
 
 def test_paper_preset_has_one_data_job_per_point(root):

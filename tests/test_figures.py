@@ -254,3 +254,36 @@ def test_fig6_caption_names_its_markers():
     shows = FIGURES["fig6"].shows
     assert "open squares: the density g_out" in shows
     assert "small open diamonds: no seed converged" in shows
+
+
+def test_points_right_of_the_axis_leave_the_figure_unchanged():
+    """fig2b's GD grid cut at the figure's x-range (``alpha_bar_max``) draws the same image as
+    the whole grid: points right of the axis, on it or off it vertically, draw nothing (no
+    triangle outside the axes, no legend entry)."""
+    import xarray as xr
+
+    ds = se.curve("softmax", list(np.geomspace(0.0025, 0.3, 12)), 0.5, T=2)
+    ds = ds.assign_coords(alpha_bar=("alpha", 4.0 * ds["alpha"].values))
+
+    def agg(T, bars, means):
+        return xr.Dataset({"mean": ("alpha_bar", np.asarray(means, float))},
+                          coords={"alpha_bar": np.asarray(bars, float)},
+                          attrs={"T": T, "rho": 0.5})
+
+    on = {"gd": [agg(3, [0.05, 0.4, 0.9], [1.6, 1.2, 0.1])],
+          "agd": [agg(3, [0.05, 0.4, 0.9], [0.9, 0.5, 3e-5])]}
+    # the whole grid also has points at alpha_bar 2 and 12: below the y axis (perfect recovery)
+    # and above it
+    full = {"gd": [agg(3, [0.05, 0.4, 0.9, 2.0, 12.0], [1.6, 1.2, 0.1, 1e-6, 5.0])],
+            "agd": [agg(3, [0.05, 0.4, 0.9, 2.0, 12.0], [0.9, 0.5, 3e-5, 1e-7, 1e-7])]}
+    axes = {"xscale": "log", "yscale": "log", "xlim": [0.01, 1.0], "ylim": [1e-4, 2.2]}
+    images = []
+    for gd in (on, full):
+        fig = figures.fig2b({"se": [ds], **gd}, axes=axes, style={"dpi": 60})
+        fig.canvas.draw()
+        images.append(np.asarray(fig.canvas.buffer_rgba()).copy())
+        labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        plt.close(fig)
+    assert images[0].shape == images[1].shape
+    np.testing.assert_array_equal(images[0], images[1])
+    assert "mean below the axis" in labels  # the on-axis AGD point at 3e-5 is still marked

@@ -159,8 +159,11 @@ def _new(style: dict):
 def _off_axis(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=None):
     """Means outside the y limits as triangles on the axis: below it (e.g. perfect recovery on a
     log axis) pointing down at the bottom, above it pointing up at the top, so that no run
-    disappears from the figure."""
+    disappears from the figure.  Only points within the x limits: a point right of the axis
+    is off the figure like any other (a grid cut at the x-range, ``alpha_bar_max``, draws the
+    same figure as the whole grid)."""
     lo, hi = ax.get_ylim()
+    x_lo, x_hi = sorted(ax.get_xlim())
     log = ax.get_yscale() == "log"
     y_lo = lo * 1.25 if log else lo + 0.02 * (hi - lo)
     y_hi = hi / 1.25 if log else hi - 0.02 * (hi - lo)
@@ -168,8 +171,8 @@ def _off_axis(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=None
         color = color_of(agg) if color_of else rho_color(float(agg.attrs["rho"]), style)
         xs = agg[x].values
         m = agg["mean"].values
-        for sel, y, shape in ((np.isfinite(m) & (m < lo), y_lo, "v"),
-                              (np.isfinite(m) & (m > hi), y_hi, "^")):
+        shown = np.isfinite(m) & (xs >= x_lo) & (xs <= x_hi)
+        for sel, y, shape in ((shown & (m < lo), y_lo, "v"), (shown & (m > hi), y_hi, "^")):
             if sel.any():
                 ax.plot(xs[sel], np.full(sel.sum(), y), shape, color=color,
                         ms=style["marker_size"] + 1, ls="none", clip_on=False)
