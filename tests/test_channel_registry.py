@@ -72,14 +72,18 @@ def test_se_update_is_monte_carlo_of_g_out(name, T):
     s = (g[:, iu[0], iu[1]] ** 2) @ w
     mc, sem = s.mean(), s.std() / math.sqrt(n)
     assert ch.q_hat(1.0, q, V) / 2 == pytest.approx(mc, abs=5 * sem + 1e-12)
+    # the divergence takes 2 T (T + 1) / 2 more calls of g_out: on a tenth of the samples where
+    # g_out is a Genz integral (hardmax, T >= 3: 12 calls), whose spread still resolves the
+    # identity to about 1 % (a wrong g_out, such as the published density, misses it by 50 %)
+    m = n // 10 if ch.g_out_seconds(T) > 1e-5 else n
     eps = 1e-5
-    div = np.zeros(n)
+    div = np.zeros(m)
     for k, (a, b) in enumerate(zip(*iu, strict=True)):
         e = np.zeros((1, T, T))
         e[0, a, b] = e[0, b, a] = eps
-        dg = (ch.g_out(y, om + e, V) - ch.g_out(y, om - e, V))[:, a, b] / (2 * eps)
+        dg = (ch.g_out(y[:m], om[:m] + e, V) - ch.g_out(y[:m], om[:m] - e, V))[:, a, b] / (2 * eps)
         div -= w[k] * dg
-    assert div.mean() == pytest.approx(mc, abs=5 * sem + 5 * div.std() / math.sqrt(n))
+    assert div.mean() == pytest.approx(mc, abs=5 * sem + 5 * div.std() / math.sqrt(m))
 
 
 @pytest.mark.parametrize("name", [n for n in ALL if n != "softmax"])

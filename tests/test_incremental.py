@@ -18,7 +18,9 @@ import xarray as xr
 import yaml
 from conftest import copy_workflow
 
-pytestmark = pytest.mark.slow
+# one worker runs this module (pytest -n 2 --dist loadgroup), so the mini workflow of `done` is
+# run once, not once per worker
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("mini_workflow")]
 
 MINI = "config/mini.yaml"
 
@@ -168,11 +170,12 @@ def test_same_config_twice_gives_identical_caches(done, root, tmp_path):
 def test_interrupt_leaves_no_corrupt_cache(root, tmp_path):
     """SIGINT during a long AMP job, then a re-run: every cache opens, nothing half-written."""
     wd = _copy_workflow(root, tmp_path)
-    # d = 100, alpha = 6 (n = 60,000): about 0.25 s per iteration on a quiet machine, so the run
-    # (which stalls at about 50 iterations: tol 1e-30 is out of reach) is still going about ten
-    # seconds after its 10th iteration, also when the machine is busy with other tests
+    # d = 100, alpha = 6 (n = 60,000): about 0.25 s per iteration on a quiet machine; tol 1e-30
+    # is out of reach, so the run uses its whole budget of 80 iterations (restarts included) and
+    # is still going about 15 seconds after its 10th, when it is interrupted; the re-run that
+    # resumes it costs the same 80 iterations
     slow = _edited(wd, lambda c: c["experiments"]["fig1a"]["amp"].update(
-        d=100, alpha={"values": [6.0]}, tol=1e-30, max_iter=400))
+        d=100, alpha={"values": [6.0]}, tol=1e-30, max_iter=80))
     target = "data/agg/fig1a/amp_hardmax_exact_T2_beta1.0_rho0.5_d100.nc"
     # Targets go before --configfile, which takes every following word as a config file.
     proc = subprocess.Popen([sys.executable, "-m", "snakemake", target, "--cores", "1",

@@ -18,6 +18,7 @@ log-concave and smooth, integrated by an exp-sinh rule scaled to its decay rate 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -109,16 +110,32 @@ def log_bvn_scalar(h, k, r):
     return _log_bvn_endpoint(h, k, r)
 
 
-@vectorize(["float64(float64)"], cache=True)
-def log_ndtr(x):
-    """``log Phi(x)``, accurate in both tails (numpy ufunc)."""
+# The numpy front ends are ufuncs built on first use: a ``vectorize`` with signatures loads its
+# kernels when its module is imported (about 0.4 s per process), which every workflow job that
+# imports the channels paid although only the library's callers use these two.
+def _log_ndtr(x):
     return log_ndtr_scalar(x)
 
 
-@vectorize(["float64(float64, float64, float64)"], cache=True)
-def log_bvn_cdf(h, k, r):
-    """``log Phi_2(h, k; r)`` for ``|r| <= 0.9`` (numpy ufunc), accurate relative to ``Phi_2``."""
+def _log_bvn(h, k, r):
     return log_bvn_scalar(h, k, r)
+
+
+@functools.cache
+def _ufuncs():
+    return (vectorize(["float64(float64)"], cache=True)(_log_ndtr),
+            vectorize(["float64(float64, float64, float64)"], cache=True)(_log_bvn))
+
+
+def log_ndtr(x):
+    """``log Phi(x)``, accurate in both tails (elementwise, a numpy ufunc built on first use)."""
+    return _ufuncs()[0](x)
+
+
+def log_bvn_cdf(h, k, r):
+    """``log Phi_2(h, k; r)`` for ``|r| <= 0.9`` (elementwise, a numpy ufunc built on first use),
+    accurate relative to ``Phi_2``."""
+    return _ufuncs()[1](h, k, r)
 
 
 def bvn_cdf(h, k, r):

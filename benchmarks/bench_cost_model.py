@@ -1,0 +1,152 @@
+"""The cost model against measured jobs: per stage, the model's CPU-seconds (what `snakemake -n`
+prints, :func:`aimlib.pipeline.cost.planned_jobs`) and the CPU-seconds the jobs took.
+
+    python benchmarks/bench_cost_model.py --workdir RUN --configfile CONFIG [--records FILE ...]
+        [--fit] [--section NAME]
+
+``RUN`` is a folder where Snakemake ran ``CONFIG``.  The measured CPU time of each job is what
+the job itself recorded when it finished (``.snakemake/aimlib/run-*.log``: output, CPU-seconds
+of the process and its children, start-up included; copies of those records can be passed with
+``--records``, since a later run in the same folder removes them).  Jobs found in no record fall
+back to the wall time in their log (``done in ... s``) plus the start-up
+(:data:`aimlib.pipeline.cost.JOB_STARTUP_SECONDS`), which is the CPU time of a one-thread job.
+
+``--fit`` fits the GD time model's three coefficients (GEMM rate, per-sample and per-parameter
+costs, :mod:`aimlib.algorithms.resources`) to the measured GD jobs by least squares on the
+relative error.  ``--section`` writes the table into ``benchmarks/README.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import yaml
+from _util import machine, write_section
+
+from aimlib.pipeline import cost
+from aimlib.pipeline.checks import fill_defaults
+
+DONE = re.compile(r"done in ([0-9.]+) s")
+
+
+def measured(workdir: Path, records: list[Path]) -> dict[str, float]:
+    """CPU-seconds per output file: the run records, else the job's log."""
+    out: dict[str, float] = {}
+    files = list(records) + sorted((workdir / ".snakemake" / "aimlib").glob("run-*.log"))
+    for f in files:
+        for line in Path(f).read_text().splitlines():
+            parts = line.split("\t")
+            if len(parts) >= 2:
+                out[parts[0]] = float(parts[1])
+    return out
+
+
+def log_seconds(workdir: Path, output: str) -> float | None:
+    """Wall seconds of a data job from its log (``data/<alg>/...nc`` -> ``logs/<alg>/...log``)."""
+    log = workdir / ("logs/" + output.removeprefix("data/").removesuffix(".nc") + ".log")
+    if not log.is_file():
+        return None
+    m = DONE.findall(log.read_text())
+    return float(m[-1]) + cost.JOB_STARTUP_SECONDS if m else None
+
+
+def compare(workdir: Path, config: dict, records: list[Path]):
+    """Rows ``(experiment, stage, jobs, model CPU-s, measured CPU-s, per-job ratios)`` over
+    the jobs of ``config`` that ran in ``workdir``, and the GD jobs with their sizes."""
+    from aimlib.model import sizes
+    from aimlib.pipeline import config as cfg
+
+    meas = measured(workdir, records)
+    plan = cfg.plan(config)
+    groups = {}
+    for stage in ("gd",):
+        for g in plan.groups(stage):
+            for a in g.alphas:
+                path = f"data/{stage}/{g.experiment}/{g.channel}_{g.variant}/T{g.T}_{g.cpar}_" \
+                       f"rho{cfg.ffmt(g.rho)}_d{g.d}_alpha{cfg.ffmt(a)}.nc"
+                r, n = sizes(a, g.rho, g.d)
+                groups[path] = (g, n, r, plan.options(stage, g.experiment, g.d))
+    acc = defaultdict(lambda: [0, 0.0, 0.0, []])
+    gd_jobs = []
+    for job in cost.planned_jobs(config):
+        if job.experiment is None or job.gpu:
+            continue
+        t = meas.get(job.output)
+        if t is None and job.output.startswith("data/"):
+            t = log_seconds(workdir, job.output)
+        if t is None:
+            continue
+        model = job.seconds + cost.JOB_STARTUP_SECONDS
+        row = acc[(job.experiment, job.stage)]
+        row[0] += 1
+        row[1] += model
+        row[2] += t
+        row[3].append(model / t)
+        if job.output in groups:
+            gd_jobs.append((*groups[job.output], t))
+    return acc, gd_jobs
+
+
+def fit_gd(gd_jobs) -> dict:
+    """Least squares on the relative error of ``seconds = steps * K * (flop / rate + a n T^2 r
+    + b d r) + teacher + start-up`` over the measured GD jobs (one seed each or more)."""
+    from aimlib.algorithms import resources as res
+
+    rows, ys, ws = [], [], []
+    for g, n, r, opts, t in gd_jobs:
+        S, K, d, T = int(opts["steps"]), int(opts["inits"]), g.d, g.T
+        runs = len(g.seeds)
+        fixed = runs * res.teacher_seconds(d, n, T) + cost.JOB_STARTUP_SECONDS
+        flop = 4.0 * n * T * d * r
+        rows.append([runs * S * K * flop, runs * S * K * n * T * T * r, runs * S * K * d * r])
+        ys.append(t - fixed)
+        ws.append(1.0 / t)
+    A = np.array(rows) * np.array(ws)[:, None]
+    y = np.array(ys) * np.array(ws)
+    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+    return {"seconds_per_flop": coef[0], "per_sample_pair_rank": coef[1],
+            "per_parameter": coef[2], "gflops": 1e-9 / coef[0] if coef[0] > 0 else float("inf")}
+
+
+def table(acc, title: str) -> str:
+    lines = [title, "",
+             "| figure | stage | jobs | model CPU-s | measured CPU-s | model / measured | "
+             "per job: min, median, max |", "|---|---|---|---|---|---|---|"]
+    for (exp, stage), (n, model, meas, ratios) in sorted(acc.items()):
+        lines.append(f"| {exp} | {stage} | {n} | {model:,.0f} | {meas:,.0f} | "
+                     f"{model / meas:.2f} | {min(ratios):.2f}, {statistics.median(ratios):.2f}, "
+                     f"{max(ratios):.2f} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workdir", type=Path, required=True)
+    ap.add_argument("--configfile", type=Path, required=True)
+    ap.add_argument("--records", type=Path, nargs="*", default=[])
+    ap.add_argument("--fit", action="store_true")
+    ap.add_argument("--section", default=None)
+    ap.add_argument("--title", default="")
+    args = ap.parse_args()
+    config = fill_defaults(yaml.safe_load(args.configfile.read_text()))
+    acc, gd_jobs = compare(args.workdir, config, args.records)
+    text = table(acc, f"{args.title or args.configfile} (measured on {machine()}); model: "
+                      "`aimlib.cost.planned_jobs` plus the start-up per job")
+    if args.fit and gd_jobs:
+        f = fit_gd(gd_jobs)
+        text += ("\n\nGD fit over {} jobs: GEMM rate {:.1f} Gflop/s, {:.3g} s per sample, pair "
+                 "and rank, {:.3g} s per parameter (per initialisation and step)").format(
+                     len(gd_jobs), f["gflops"], f["per_sample_pair_rank"], f["per_parameter"])
+    if args.section:
+        write_section(args.section, text)
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    main()
