@@ -142,3 +142,34 @@ def test_progress_bar(capsys):
     gd.run(data, inits=3, steps=20, batch=2, progress=True)
     err = capsys.readouterr().err
     assert "Adam d=16 K=3" in err and "40/40" in err
+
+
+@pytest.mark.parametrize("dtype,centre", [("float64", 1.0), ("float32", 1.0), ("float64", 0.7)])
+def test_fused_adam_step_is_bitwise_the_numpy_update(dtype, centre):
+    """The CPU path's Adam step (gradient assembly and update in one numba pass,
+    ``aimlib.core.kernels.adam_step``) gives bit for bit the students, moments and losses of
+    the numpy update written out here, over 30 steps (float32 or float64 products; a centring
+    other than 1, as for correlated tokens)."""
+    from aimlib.algorithms.gd import BETA1, BETA2, EPS, _NumbaSteps, loss_and_grad
+    from aimlib.channels import make_channel
+
+    rng = np.random.default_rng(3)
+    K, d, r, n, T, lr = 3, 12, 5, 40, 3, 0.1
+    data = model.generate("softmax", n / d**2, r / d, T, d, 0)
+    X, y = data.tokens().astype(dtype), data.labels
+    ch = make_channel("softmax", T=T)
+    W0 = rng.standard_normal((K, d, r))
+    steps = _NumbaSteps(X, y, ch, lr, dtype, centre=centre)
+    steps.start(W0.copy())
+    W, m, v = W0.copy(), np.zeros_like(W0), np.zeros_like(W0)
+    work = np.empty(2 * n * T * K * r, dtype=dtype)
+    for t in range(1, 31):
+        loss, g = loss_and_grad(W, X, y, ch, work=work, centre=centre)
+        m = BETA1 * m + (1.0 - BETA1) * g
+        v = BETA2 * v + (1.0 - BETA2) * g * g
+        W -= lr * (m / (1.0 - BETA1**t)) / (np.sqrt(v / (1.0 - BETA2**t)) + EPS)
+        np.testing.assert_array_equal(steps.step(t), loss)
+    np.testing.assert_array_equal(steps.W, W)
+    np.testing.assert_array_equal(steps.m, m)
+    np.testing.assert_array_equal(steps.v, v)
+    assert np.abs(W - W0).max() > 0.1  # the students moved

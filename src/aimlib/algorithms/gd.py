@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from aimlib.channels import CHANNELS, Channel, Softmax, channel_class
+from aimlib.core.kernels import adam_step, pack_students
 from aimlib.core.options import GDOptions
 from aimlib.core.progress import close_bar, open_bar
 from aimlib.model import TeacherData, estimation_error, generate
@@ -169,6 +170,19 @@ def loss_and_grad(W: np.ndarray, X: np.ndarray, y: np.ndarray, channel: Channel 
         Shape ``(K, d, r)``.
     """
     K, d, r = W.shape
+    loss, P, gdiag, c = _backward_product(W, X, y, channel, work, centre)
+    grad = P.reshape(d, K, r).transpose(1, 0, 2) - (2.0 * centre) * gdiag[:, None, None] * W
+    return loss, grad / c
+
+
+def _backward_product(W, X, y, channel, work, centre, packed=None, P=None):
+    """The two GEMMs and the channel's layer of :func:`loss_and_grad`: each student's loss, the
+    backward product ``P = X^T (G + G^T) X W`` (shape ``(d, K r)``), the diagonal term
+    ``gdiag`` and the scale ``c``, from which the gradient is ``(P_k - 2 centre gdiag_k W_k) /
+    c`` (assembled by :func:`loss_and_grad`, or inside the Adam step,
+    :func:`aimlib.core.kernels.adam_step`).  ``packed`` (``(d, K r)``) and ``P``, in the
+    products' precision, are reused across steps when given."""
+    K, d, r = W.shape
     n, T, _ = X.shape
     ch = channel if isinstance(channel, Channel) else Softmax(T=T, beta=channel)
     c = math.sqrt(r * d) * math.sqrt(d)
@@ -179,7 +193,10 @@ def loss_and_grad(W: np.ndarray, X: np.ndarray, y: np.ndarray, channel: Channel 
     Z = work[:size].reshape(n * T, K * r)
     GZ = work[size:2 * size].reshape(n * T, K * r)
     # Z = X [W_1 .. W_K] with one GEMM: (nT, d) @ (d, K r)
-    np.matmul(Xf, W.transpose(1, 0, 2).reshape(d, K * r).astype(work.dtype), out=Z)
+    if packed is None:
+        packed = np.empty((d, K * r), dtype=work.dtype)
+    pack_students(W, packed)
+    np.matmul(Xf, packed, out=Z)
     trace = np.einsum("kdr,kdr->k", W, W)  # ||W_k||^2 = sqrt(r d) Tr S_k
     if centre != 1.0:
         trace *= centre
@@ -187,9 +204,10 @@ def loss_and_grad(W: np.ndarray, X: np.ndarray, y: np.ndarray, channel: Channel 
     gdiag = np.zeros(K)
     ch.gd_layer(Z, y, c, trace, r, d, GZ, loss, gdiag)
     # backward GEMM: (d, nT) @ (nT, K r)
-    grad = (Xf.T @ GZ).reshape(d, K, r).transpose(1, 0, 2) \
-        - (2.0 * centre) * gdiag[:, None, None] * W
-    return loss, grad / c
+    if P is None:
+        P = np.empty((d, K * r), dtype=work.dtype)
+    np.matmul(Xf.T, GZ, out=P)
+    return loss, P, gdiag, c
 
 
 #: Bytes for the batched per-initialisation products (:func:`memory_per_init` each).
@@ -536,15 +554,21 @@ class _NumbaSteps:
         self.W = W
         self.m = np.zeros_like(W)
         self.v = np.zeros_like(W)
+        self._buffers()
+
+    def _buffers(self):
+        """The packed students and the backward product, reused by every step."""
+        K, d, r = self.W.shape
+        self.packed = np.empty((d, K * r), dtype=self.dtype)
+        self.P = np.empty((d, K * r), dtype=self.dtype)
 
     def step(self, t):
-        loss, g = loss_and_grad(self.W, self.X, self.y, self.ch, work=self.work,
-                                centre=self.centre)
-        self.m = BETA1 * self.m + (1.0 - BETA1) * g
-        self.v = BETA2 * self.v + (1.0 - BETA2) * g * g
-        mhat = self.m / (1.0 - BETA1**t)
-        vhat = self.v / (1.0 - BETA2**t)
-        self.W -= self.lr * mhat / (np.sqrt(vhat) + EPS)
+        # the gradient's assembly and the Adam update in one pass (bitwise the numpy update:
+        # tests/test_gd.py), instead of a dozen temporaries of the students' size
+        loss, P, gdiag, c = _backward_product(self.W, self.X, self.y, self.ch, self.work,
+                                              self.centre, self.packed, self.P)
+        adam_step(self.W, self.m, self.v, P, gdiag, 2.0 * self.centre, c, self.lr, BETA1,
+                  BETA2, EPS, 1.0 - BETA1**t, 1.0 - BETA2**t)
         return loss
 
     def weights(self):
@@ -562,6 +586,7 @@ class _NumbaSteps:
 
     def keep(self, mask):
         self.W, self.m, self.v = (np.ascontiguousarray(a[mask]) for a in (self.W, self.m, self.v))
+        self._buffers()
 
 
 class _ArraySteps:

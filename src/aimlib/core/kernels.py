@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["pair_dots", "mix_tokens", "pair_block", "mix_block", "layer_scratch",
-           "GAUSS_CUTOFF", "gauss_sum_2d"]
+           "GAUSS_CUTOFF", "gauss_sum_2d", "adam_step", "pack_students"]
 
 #: Exponents beyond which a Gaussian weight ``exp(-e)`` is dropped: ``exp(-708)`` is about the
 #: smallest normal float64 (2.2e-308), so every dropped term is subnormal or zero and cannot
@@ -124,3 +124,41 @@ def layer_scratch(Z, y, r):  # pragma: no cover - numba
     n = Z.shape[0] // T
     K = Z.shape[1] // r
     return (n, K, T, np.empty((T, T)), np.empty((T, T)), np.empty((T, T), dtype=Z.dtype))
+
+
+@njit(cache=True)
+def adam_step(W, m, v, P, gdiag, centre2, c, lr, beta1, beta2, eps, bias1, bias2
+              ):  # pragma: no cover - numba
+    """One Adam step of a batch of students, in place, from GD's backward product.
+
+    The gradient of student ``k`` is ``(P[:, k r : (k + 1) r] - centre2 gdiag[k] W[k]) / c``
+    (``P = X^T (G + G^T) X W``, shape ``(d, K r)``, in the products' precision), and the update
+    is Adam's: ``m = beta1 m + (1 - beta1) g``, ``v = beta2 v + (1 - beta2) g^2``,
+    ``W -= lr (m / bias1) / (sqrt(v / bias2) + eps)`` with ``bias1 = 1 - beta1^t`` and
+    ``bias2 = 1 - beta2^t`` computed by the caller.  Every operation is the numpy reference's,
+    in its order and precision (no fused multiply-add), so the result is bitwise the same
+    (``tests/test_gd.py``); it saves the dozen ``K d r`` temporaries of that reference.
+    """
+    K, d, r = W.shape
+    for k in range(K):
+        s = centre2 * gdiag[k]
+        for i in range(d):
+            for j in range(r):
+                g = (P[i, k * r + j] - s * W[k, i, j]) / c
+                mk = beta1 * m[k, i, j] + (1.0 - beta1) * g
+                vk = beta2 * v[k, i, j] + (1.0 - beta2) * g * g
+                m[k, i, j] = mk
+                v[k, i, j] = vk
+                W[k, i, j] -= lr * (mk / bias1) / (math.sqrt(vk / bias2) + eps)
+
+
+@njit(cache=True)
+def pack_students(W, out):  # pragma: no cover - numba
+    """``out[i, k r + j] = W[k, i, j]`` in ``out``'s precision: the students side by side,
+    the right operand of GD's forward GEMM ``X [W_1 .. W_K]`` (one pass instead of numpy's
+    transposed copy and then its cast)."""
+    K, d, r = W.shape
+    for i in range(d):
+        for k in range(K):
+            for j in range(r):
+                out[i, k * r + j] = W[k, i, j]
