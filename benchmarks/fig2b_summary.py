@@ -47,7 +47,7 @@ def main() -> None:
               f"{r['agd'] - r['se']:+.4f} |")
     rho = 0.5
     thr = 2 * rho - rho * rho
-    print("\nper T, below the threshold (alpha_bar < %.2f) and above it:" % thr)
+    print(f"\nper T, below the threshold (alpha_bar < {thr:.2f}) and above it:")
     for T in sorted({r["T"] for r in rs}):
         below = [r for r in rs if r["T"] == T and r["alpha_bar"] < thr and r["alpha_bar"] <= 1.0]
         above = [r for r in rs if r["T"] == T and r["alpha_bar"] > thr]
