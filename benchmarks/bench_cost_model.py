@@ -64,7 +64,7 @@ def compare(workdir: Path, config: dict, records: list[Path]):
     meas = measured(workdir, records)
     plan = cfg.plan(config)
     groups = {}
-    for stage in ("gd",):
+    for stage in ("gd", "amp"):
         for g in plan.groups(stage):
             for a in g.alphas:
                 path = f"data/{stage}/{g.experiment}/{g.channel}_{g.variant}/T{g.T}_{g.cpar}_" \
@@ -72,7 +72,7 @@ def compare(workdir: Path, config: dict, records: list[Path]):
                 r, n = sizes(a, g.rho, g.d)
                 groups[path] = (g, n, r, plan.options(stage, g.experiment, g.d))
     acc = defaultdict(lambda: [0, 0.0, 0.0, []])
-    gd_jobs = []
+    gd_jobs, amp_jobs = [], []
     for job in cost.planned_jobs(config):
         if job.experiment is None or job.gpu:
             continue
@@ -88,8 +88,36 @@ def compare(workdir: Path, config: dict, records: list[Path]):
         row[2] += t
         row[3].append(model / t)
         if job.output in groups:
-            gd_jobs.append((*groups[job.output], t))
-    return acc, gd_jobs
+            (gd_jobs if job.output.startswith("data/gd/") else amp_jobs).append(
+                (*groups[job.output], t, workdir / job.output))
+    return acc, gd_jobs, amp_jobs
+
+
+def amp_iterations(amp_jobs) -> str:
+    """AMP: iterations per run (all attempts) against the model's assumption, and the time
+    per iteration against the model's, per experiment."""
+    import xarray as xr
+
+    from aimlib.algorithms import resources as res
+
+    per = defaultdict(lambda: [[], 0.0, 0.0])  # iterations per run, measured s, model s
+    for g, n, _r, opts, t, path in amp_jobs:
+        with xr.open_dataset(path) as ds:
+            its = ds["total_iterations"].values if "total_iterations" in ds \
+                else ds["iterations"].values
+        _, threads, per_iter, setup = res.amp_model(g.d, n, g.T, g.channel, opts["dtype"],
+                                                    res.CHUNK, opts["backend"])
+        row = per[(g.experiment, g.channel)]
+        row[0].extend(int(i) for i in its)
+        row[1] += t - cost.JOB_STARTUP_SECONDS - len(its) * threads * setup
+        row[2] += threads * per_iter * float(its.sum())
+    lines = ["| figure | channel | runs | iterations per run: median, mean (model: "
+             f"{res.EXPECTED_AMP_ITERATIONS}) | time of those iterations: model / measured |",
+             "|---|---|---|---|---|"]
+    for (exp, ch), (its, meas, model) in sorted(per.items()):
+        lines.append(f"| {exp} | {ch} | {len(its)} | {statistics.median(its):.0f}, "
+                     f"{statistics.mean(its):.0f} | {model / meas:.2f} |")
+    return "\n".join(lines)
 
 
 def fit_gd(gd_jobs) -> dict:
@@ -98,7 +126,7 @@ def fit_gd(gd_jobs) -> dict:
     from aimlib.algorithms import resources as res
 
     rows, ys, ws = [], [], []
-    for g, n, r, opts, t in gd_jobs:
+    for g, n, r, opts, t, _ in gd_jobs:
         S, K, d, T = int(opts["steps"]), int(opts["inits"]), g.d, g.T
         runs = len(g.seeds)
         fixed = runs * res.teacher_seconds(d, n, T) + cost.JOB_STARTUP_SECONDS
@@ -134,7 +162,7 @@ def main() -> None:
     ap.add_argument("--title", default="")
     args = ap.parse_args()
     config = fill_defaults(yaml.safe_load(args.configfile.read_text()))
-    acc, gd_jobs = compare(args.workdir, config, args.records)
+    acc, gd_jobs, amp_jobs = compare(args.workdir, config, args.records)
     text = table(acc, f"{args.title or args.configfile} (measured on {machine()}); model: "
                       "`aimlib.cost.planned_jobs` plus the start-up per job")
     if args.fit and gd_jobs:
@@ -142,6 +170,8 @@ def main() -> None:
         text += ("\n\nGD fit over {} jobs: GEMM rate {:.1f} Gflop/s, {:.3g} s per sample, pair "
                  "and rank, {:.3g} s per parameter (per initialisation and step)").format(
                      len(gd_jobs), f["gflops"], f["per_sample_pair_rank"], f["per_parameter"])
+    if amp_jobs:
+        text += "\n\n" + amp_iterations(amp_jobs)
     if args.section:
         write_section(args.section, text)
     else:

@@ -328,9 +328,13 @@ def test_sizes_too_small_for_amp_are_rejected(d, alpha, match):
 
 
 def test_progress_bar_and_bad_progress(capsys):
-    """progress=True draws a tqdm bar on stderr counting iterations against the budget."""
+    """progress=True draws a tqdm bar on stderr counting iterations against the budget, and
+    closes it at the iteration the run ended on with the reason (``core.progress.close_bar``;
+    whether an intermediate ``k/40`` is drawn depends on tqdm's refresh interval)."""
     res = amp.run_point("hardmax", 0.3, 0.5, 2, 30, 0, max_iter=40, progress=True)
     err = capsys.readouterr().err
-    assert "AMP hardmax d=30" in err and f"{res.total_iterations}/40" in err
+    n = res.total_iterations
+    assert "AMP hardmax d=30" in err and " 0/40 " in err
+    assert f" {n}/{n} " in err.splitlines()[-1] and f"stopped: {res.stop_reason}" in err
     with pytest.raises(TypeError, match="progress"):
         amp.run_point("hardmax", 0.3, 0.5, 2, 30, 0, progress="yes")
