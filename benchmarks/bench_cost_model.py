@@ -132,6 +132,8 @@ def fit_gd(gd_jobs) -> dict:
         fixed = runs * res.teacher_seconds(d, n, T) + cost.JOB_STARTUP_SECONDS
         flop = 4.0 * n * T * d * r
         rows.append([runs * S * K * flop, runs * S * K * n * T * T * r, runs * S * K * d * r])
+        if opts["dtype"] != "float32":
+            raise ValueError("the fit is of the float32 products (GD's default)")
         ys.append(t - fixed)
         ws.append(1.0 / t)
     A = np.array(rows) * np.array(ws)[:, None]
@@ -152,15 +154,45 @@ def table(acc, title: str) -> str:
     return "\n".join(lines)
 
 
+def preset_table() -> str:
+    """The model's CPU-hours per figure of the paper preset, alone and with the GPU overlay
+    (``config/gpu.yaml``, merged key by key as Snakemake merges config files)."""
+    from snakemake.utils import update_config
+
+    paper = fill_defaults(yaml.safe_load(Path("config/config.yaml").read_text()))
+    gpu = yaml.safe_load(Path("config/config.yaml").read_text())
+    update_config(gpu, yaml.safe_load(Path("config/gpu.yaml").read_text()))
+    gpu = fill_defaults(gpu)
+    a, b = cost.estimate(paper), cost.estimate(gpu)
+    lines = ["| figure | jobs | model, paper preset (CPU-h) | by stage | with `config/gpu.yaml` |",
+             "|---|---|---|---|---|"]
+    for name in a.jobs:
+        stages = ", ".join(f"{k} {v:.2f}" for k, v in a.by_stage[name].items() if v >= 0.005)
+        g = (b.gpu_hours or {}).get(name, 0.0)
+        lines.append(f"| {name} | {a.jobs[name]} | {a.cpu_hours[name]:.2f} | {stages} | "
+                     f"{b.cpu_hours[name]:.2f} CPU-h" + (f" + {g:.3f} GPU-h |" if g else " |"))
+    lines.append(f"| total | {a.total_jobs} | {sum(a.cpu_hours.values()):.1f} | | "
+                 f"{sum(b.cpu_hours.values()):.1f} CPU-h + {sum((b.gpu_hours or {}).values()):.2f}"
+                 " GPU-h |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--workdir", type=Path, required=True)
-    ap.add_argument("--configfile", type=Path, required=True)
+    ap.add_argument("--presets", action="store_true",
+                    help="print the model's cost of the paper preset per figure and stop")
+    ap.add_argument("--workdir", type=Path)
+    ap.add_argument("--configfile", type=Path)
     ap.add_argument("--records", type=Path, nargs="*", default=[])
     ap.add_argument("--fit", action="store_true")
     ap.add_argument("--section", default=None)
     ap.add_argument("--title", default="")
     args = ap.parse_args()
+    if args.presets:
+        print(preset_table())
+        return
+    if args.workdir is None or args.configfile is None:
+        ap.error("--workdir and --configfile are needed (or --presets)")
     config = fill_defaults(yaml.safe_load(args.configfile.read_text()))
     acc, gd_jobs, amp_jobs = compare(args.workdir, config, args.records)
     text = table(acc, f"{args.title or args.configfile} (measured on {machine()}); model: "

@@ -36,6 +36,7 @@ __all__ = [
     "amp_seconds",
     "gd_seconds",
     "gd_expected_steps",
+    "gd_step_seconds",
 ]
 
 #: No job of the paper preset may ask for more (MB).
@@ -200,9 +201,26 @@ def _gd_model(d: int, n: int, T: int, r: int, inits: int, steps: float,
     per_init = memory_per_init(n, T, r, dtype)
     mem = (n * T * d * 8 + min(inits * per_init, max(per_init, batch_budget))
            + inits * 3 * d * r * 8 + marks)
-    flop = 4.0 * n * T * d * r + 40.0 * n * T * T
-    seconds = steps * inits * flop / GEMM_RATE[dtype] + teacher_seconds(d, n, T)
+    seconds = steps * inits * gd_step_seconds(d, n, T, r, dtype) + teacher_seconds(d, n, T)
     return mem, seconds
+
+
+#: The CPU time model of an Adam step, per initialisation (:func:`gd_step_seconds`), fitted to
+#: the jobs of fig2b's GD stage at the paper's sizes (d = 200, K = 32, T = 2..6, n = 48 to
+#: 12,000; ``benchmarks/bench_cost_model.py --fit``, table in ``benchmarks/README.md``): the
+#: two GEMMs at ``GD_GEMM_RATE``, the channel's per-sample pass (``n T^2 r`` pair-rank terms)
+#: and the update of the ``d r`` parameters (the fused Adam step and the packing of the students).
+GD_GEMM_RATE = {"float32": 90e9, "float64": 45e9}
+GD_SAMPLE_SECONDS = 3.4e-10
+GD_PARAM_SECONDS = 2.6e-8
+
+
+def gd_step_seconds(d: int, n: int, T: int, r: int, dtype: str = GDOptions.dtype) -> float:
+    """CPU-seconds of one Adam step of one initialisation on the CPU path: ``4 n T d r`` flop
+    of GEMMs at :data:`GD_GEMM_RATE`, ``n T^2 r`` at :data:`GD_SAMPLE_SECONDS` and ``d r`` at
+    :data:`GD_PARAM_SECONDS`."""
+    return (4.0 * n * T * d * r / GD_GEMM_RATE[dtype] + GD_SAMPLE_SECONDS * n * T * T * r
+            + GD_PARAM_SECONDS * d * r)
 
 
 #: Under ``stop: holdout``: the mean steps per initialisation below the threshold, measured

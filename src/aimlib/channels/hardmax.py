@@ -422,10 +422,17 @@ class Hardmax(Channel):
 
     def second_moment(self, q: float, V: float) -> float:
         """``E[sum_{a<=b} w_ab g_ab^2]``: the 2-D quadrature at ``T = 2``; at ``T >= 3``
-        randomised QMC over ``omega`` with Genz's ``Z_out``
-        (:func:`aimlib.channels.orthant.second_moment`, relative accuracy 2e-3 to 8e-3)."""
+        ``K_T(q / V) / V`` from the tabulated one-variable function of
+        :mod:`aimlib.channels.moment_table` (labels are blind to the scale of the indices,
+        docs/theory.md §14.6; the table's points are randomised QMC over ``omega`` with Genz's
+        ``Z_out``, :func:`aimlib.channels.orthant.second_moment`, relative accuracy about
+        2e-3), or that RQMC directly where no table exists."""
         if self.T == 2:
             return hardmax_second_moment(q, V, density=self.density)
+        from aimlib.channels import moment_table
+
+        if moment_table.has_table(self.T):
+            return moment_table.second_moment(self.T, q, V)
         from aimlib.channels import orthant
 
         return orthant.second_moment(self.T, q, V).value
@@ -455,8 +462,13 @@ class Hardmax(Channel):
         return GENZ_SECONDS.get(int(T), cls.G_OUT_SECONDS * T * T / 4)
 
     def se_point_seconds(self) -> float | None:
-        """One SE fixed point at ``T >= 3``: about 15 evaluations of the RQMC second moment
-        (0.8-2 s each at ``T = 3``, 12-28 s at ``T = 4``, one thread)."""
+        """One SE fixed point at ``T >= 3``: milliseconds where ``K_T`` is tabulated (the
+        default), else about 15 evaluations of the RQMC second moment (0.8-2 s each at
+        ``T = 3``, 12-28 s at ``T = 4``, one thread)."""
+        from aimlib.channels import moment_table
+
+        if self.T == 2 or moment_table.has_table(self.T):
+            return None
         return SE_FIXED_POINT_SECONDS.get(self.T)
 
     def _tokens_need_t2(self) -> None:
