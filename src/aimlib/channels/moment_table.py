@@ -20,7 +20,8 @@ tens of seconds, and the SE map is a smooth function of ``q`` (the RQMC rule it 
 its points where ``V`` crossed a power of 4).
 
 ``python -m aimlib.channels.moment_table T [T ...]`` recomputes the tables and rewrites
-:mod:`aimlib.channels.hardmax_moments` (about 20 CPU-minutes at ``T = 3``; the table's standard errors are stored with it).
+:mod:`aimlib.channels.hardmax_moments` (15 minutes at ``T = 3`` on one thread, with other jobs
+running; the table's standard errors are stored with it).
 """
 
 from __future__ import annotations
@@ -131,16 +132,22 @@ def _write(tables: dict) -> None:
 
     old = dict(hardmax_moments.TABLES)
     old.update(tables)
-    lines = ['"""The tabulated ``K_T(s) = V I(q, V)``, ``s = q / V``, of the hardmax channel at',
-             "T >= 3 (:mod:`aimlib.channels.moment_table`): for each T the points ``s``, the values",
-             "and their standard errors.  Written by ``python -m aimlib.channels.moment_table``; do",
-             'not edit by hand."""', "", "TABLES = {"]
+    lines = ['"""The tabulated ``K_T(s) = V I(q, V)``, ``s = q / V``, of the hardmax channel',
+             "at T >= 3 (:mod:`aimlib.channels.moment_table`): for each T the points ``s``, the",
+             "values and their standard errors.  Written by",
+             "``python -m aimlib.channels.moment_table``; do not edit by hand.\"\"\"", "",
+             "TABLES = {"]
+    import textwrap
+
     for T in sorted(old):
         s, k, e = old[T]
         lines.append(f"    {int(T)}: (")
         for arr in (s, k, e):
             vals = ", ".join(repr(float(x)) for x in arr)
-            lines.append(f"        ({vals}),")
+            body = textwrap.wrap(vals, width=86, break_on_hyphens=False)
+            lines.append("        (" + body[0])
+            lines.extend("         " + b for b in body[1:])
+            lines[-1] += "),"
         lines.append("    ),")
     lines.append("}")
     path = Path(hardmax_moments.__file__)
@@ -161,7 +168,7 @@ def main(argv=None) -> None:
     for T in args.T:
         t0 = time.perf_counter()
 
-        def show(x, k, e):
+        def show(x, k, e, T=T, t0=t0):
             print(f"T={T} s={x:.4g} K={k:.6g} +- {e:.2g} ({time.perf_counter() - t0:.0f} s)",
                   flush=True)
 
