@@ -207,10 +207,10 @@ def _gd_model(d: int, n: int, T: int, r: int, inits: int, steps: float,
 
 #: The CPU time model of an Adam step, per initialisation (:func:`gd_step_seconds`): the two
 #: GEMMs at ``GD_GEMM_RATE``, the channel's per-sample pass (``n T^2 r`` pair-rank terms) and
-#: the update of the ``d r`` parameters.  The first two are fitted to 55 jobs of fig2b's GD
+#: the update of the ``d r`` parameters.  The first two are fitted to 71 jobs of fig2b's GD
 #: stage at the paper's sizes (d = 200, K = 32, T = 2..6, n = 48 to 12,000;
-#: ``benchmarks/bench_cost_model.py --fit``, table in ``benchmarks/README.md``: 89.8 Gflop/s,
-#: 3.61e-10 s); the last was 2.67e-8 s in that fit and is 1.05e-8 s with the fused Adam step
+#: ``benchmarks/bench_cost_model.py --fit``, table in ``benchmarks/README.md``: 90.2 Gflop/s,
+#: 3.63e-10 s); the last was 2.67e-8 s in that fit and is 1.05e-8 s with the fused Adam step
 #: (measured on three small jobs, where it is most of the step).  float64 products at half the
 #: rate.
 GD_GEMM_RATE = {"float32": 90e9, "float64": 45e9}
