@@ -681,7 +681,7 @@ def uninformed_information(T: int) -> float:
         return hardmax_second_moment(0.0, 1.0)
     from aimlib.channels import orthant
 
-    return orthant.second_moment(T, 0.0, 1.0, inner=(8192, 4)).value
+    return orthant.second_moment(T, 0.0, 1.0, inner=orthant.UNINFORMED_INNER).value
 
 
 def _col(a: np.ndarray, i: int, j: int) -> np.ndarray:

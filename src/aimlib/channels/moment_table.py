@@ -9,7 +9,7 @@ g(omega, V) / lambda``, and the state evolution's second moment
     V I(q, V) = K_T(q / V),
 
 one function of ``s = q / V`` for each ``T`` (tested at ``T = 2`` on the exact quadrature, to
-1e-15).  At ``T >= 3``, where each ``I`` is a randomised-QMC integral of Genz integrals
+1e-13).  At ``T >= 3``, where each ``I`` is a randomised-QMC integral of Genz integrals
 (:func:`aimlib.channels.orthant.second_moment`, seconds each), ``K_T`` is computed once on the grid
 :data:`GRID` with rules finer than the default (:func:`build`), stored in
 :mod:`aimlib.channels.hardmax_moments`, and interpolated by a cubic spline in ``(log s, log K)``;
@@ -45,22 +45,18 @@ def build(T: int, s: np.ndarray = GRID, *, outer_factor: int = 2, inner=(256, 2)
     :func:`aimlib.channels.orthant.second_moment` at ``q = s / (1 + s)``, ``V = 1 / (1 + s)``
     with ``outer_factor`` times the default outer rule and the inner rule ``inner``, twice the
     default's points (its bias, about ``0.6 / points`` relative, is then half the default's).
-    ``s = 0`` uses the fine rule of :func:`aimlib.channels.hardmax.uninformed_information`
-    (8192 x 4 points at the one point ``omega = 0``, where the inner rule's error is not
-    averaged over outer points: 0.45 % with 256 points)."""
+    ``s = 0`` uses :data:`aimlib.channels.orthant.UNINFORMED_INNER` (the rule of
+    :func:`aimlib.channels.hardmax.uninformed_information`)."""
     from aimlib.channels import orthant
 
     vals, errs = [], []
     for x in s:
-        if x == 0.0:
-            vals.append(orthant.second_moment(T, 0.0, 1.0, inner=(8192, 4)).value)
-            errs.append(0.0)
-            if progress is not None:
-                progress(x, vals[-1], errs[-1])
-            continue
         q, V = x / (1.0 + x), 1.0 / (1.0 + x)
-        r = orthant.second_moment(T, q, V, outer=(outer_factor * orthant.outer_points(V),
-                                                  orthant.SE_OUTER[1]), inner=inner)
+        if x == 0.0:
+            r = orthant.second_moment(T, q, V, inner=orthant.UNINFORMED_INNER)
+        else:
+            r = orthant.second_moment(T, q, V, outer=(outer_factor * orthant.outer_points(V),
+                                                      orthant.SE_OUTER[1]), inner=inner)
         vals.append(V * r.value)
         errs.append(V * r.stderr if math.isfinite(r.stderr) else 0.0)
         if progress is not None:
@@ -125,6 +121,7 @@ def second_moment(T: int, q: float, V: float) -> float:
 
 def _write(tables: dict) -> None:
     """Rewrite :mod:`aimlib.channels.hardmax_moments` with ``{T: (s, K, stderr)}``."""
+    import textwrap
     from pathlib import Path
 
     from aimlib.channels import hardmax_moments
@@ -136,8 +133,6 @@ def _write(tables: dict) -> None:
              "values and their standard errors.  Written by",
              "``python -m aimlib.channels.moment_table``; do not edit by hand.\"\"\"", "",
              "TABLES = {"]
-    import textwrap
-
     for T in sorted(old):
         s, k, e = old[T]
         lines.append(f"    {int(T)}: (")
