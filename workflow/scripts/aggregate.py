@@ -3,7 +3,7 @@
 from aimlib.algorithms import ALGORITHMS
 from aimlib.pipeline.aggregate import aggregate_runs
 from aimlib.pipeline.io import read_cache, write_netcdf
-from aimlib.pipeline.jobs import job_log, resolved_config
+from aimlib.pipeline.jobs import end_job, job_log, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
@@ -16,3 +16,5 @@ with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     log.info("%s: %d runs on %d alphas; converged %d", kind, len(runs), agg.sizes["alpha"],
              int(agg["n_converged"].sum()))
     write_netcdf(agg, sm.output[0], config=resolved_config(sm.config), version=sm.params.version)
+
+end_job()  # skip the interpreter's teardown (aimlib.pipeline.jobs.end_job)

@@ -2,7 +2,7 @@
 
 from aimlib import figures
 from aimlib.pipeline.io import read_cache
-from aimlib.pipeline.jobs import job_log
+from aimlib.pipeline.jobs import end_job, job_log
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
@@ -12,3 +12,5 @@ with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     figures.save(fig, [sm.output.pdf, sm.output.png],
                  dpi=sm.params.style.get("dpi", figures.DEFAULT_STYLE["dpi"]))
     log.info("wrote %s and %s", sm.output.pdf, sm.output.png)
+
+end_job()  # skip the interpreter's teardown (aimlib.pipeline.jobs.end_job)

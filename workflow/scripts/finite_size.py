@@ -2,7 +2,7 @@
 
 from aimlib.pipeline.finite_size import gap_dataset
 from aimlib.pipeline.io import read_cache, write_netcdf
-from aimlib.pipeline.jobs import job_log, resolved_config
+from aimlib.pipeline.jobs import end_job, job_log, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
@@ -17,3 +17,5 @@ with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
                  float(p["se_error"]), float(p["slope"]), float(p["slope_err"]),
                  float(p["chi2_red"]), float(p["e_inf"]), float(p["e_inf_err"]))
     write_netcdf(ds, sm.output[0], config=resolved_config(sm.config), version=sm.params.version)
+
+end_job()  # skip the interpreter's teardown (aimlib.pipeline.jobs.end_job)

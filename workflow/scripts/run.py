@@ -11,7 +11,7 @@ from aimlib import model
 from aimlib.algorithms import ALGORITHMS
 from aimlib.pipeline.aggregate import stack_seeds
 from aimlib.pipeline.io import write_netcdf
-from aimlib.pipeline.jobs import job_log, progress_callback, resolved_config
+from aimlib.pipeline.jobs import end_job, job_log, progress_callback, resolved_config
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
@@ -37,3 +37,5 @@ with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
                     **data.token_law.attrs,
                     **alg.dataset_attrs(opts))
     write_netcdf(ds, sm.output[0], config=resolved_config(sm.config), version=sm.params.version)
+
+end_job()  # skip the interpreter's teardown (aimlib.pipeline.jobs.end_job)

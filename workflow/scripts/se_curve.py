@@ -1,7 +1,7 @@
 """Snakemake job: one state-evolution curve."""
 
 from aimlib.pipeline.io import write_netcdf
-from aimlib.pipeline.jobs import JobFailure, job_log, resolved_config
+from aimlib.pipeline.jobs import JobFailure, end_job, job_log, resolved_config
 from aimlib.theory import mismatched, state_evolution
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
@@ -33,3 +33,5 @@ with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     for line in bad:
         log.warning("not converged, kept as allowed: %s", line)
     write_netcdf(ds, sm.output[0], config=resolved_config(sm.config), version=sm.params.version)
+
+end_job()  # skip the interpreter's teardown (aimlib.pipeline.jobs.end_job)

@@ -1,7 +1,7 @@
 """Snakemake job: the hardmax small-width limit curve."""
 
 from aimlib.pipeline.io import write_netcdf
-from aimlib.pipeline.jobs import JobFailure, job_log, resolved_config
+from aimlib.pipeline.jobs import JobFailure, end_job, job_log, resolved_config
 from aimlib.theory import state_evolution
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
@@ -18,3 +18,5 @@ with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
                          f"did not converge: {'; '.join(bad)}. Set experiments."
                          f"{sm.wildcards.experiment}.se.allow_unconverged: true to cache them")
     write_netcdf(ds, sm.output[0], config=resolved_config(sm.config), version=sm.params.version)
+
+end_job()  # skip the interpreter's teardown (aimlib.pipeline.jobs.end_job)

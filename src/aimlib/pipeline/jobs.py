@@ -12,11 +12,12 @@ import time
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 from aimlib.pipeline.io import CacheError
 
-__all__ = ["JobFailure", "job_log", "resolved_config", "warm_numba_cache", "progress_bar",
-           "progress_callback"]
+__all__ = ["JobFailure", "job_log", "end_job", "resolved_config", "warm_numba_cache",
+           "progress_bar", "progress_callback"]
 
 
 class JobFailure(RuntimeError):
@@ -57,6 +58,23 @@ def job_log(path: str | None, name: str = "aimlib", threads: int | None = None,
             job_done(str(output), _cpu_seconds())
         except OSError:  # the report is a courtesy: a read-only .snakemake fails no job
             pass
+
+
+def end_job() -> NoReturn:
+    """End a job script's process once its outputs are written and its log closed, without the
+    interpreter's teardown.
+
+    Finalising the modules a job imports (xarray and pandas, numba and llvmlite) takes 0.1-0.3
+    CPU-seconds, as much as a short job's work and paid by each of the quick preset's 288 jobs
+    (``benchmarks/README.md``, "The quick preset's CPU").  Every output is already closed and
+    renamed into place by then (:func:`aimlib.pipeline.io.write_netcdf`), so nothing is lost:
+    logging and the standard streams are flushed, and the process exits with status 0.
+    """
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
 
 
 def _cpu_seconds() -> float:
