@@ -40,9 +40,11 @@ def _run(wd, configfile=MINI, *extra):
     return res
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def done(root, tmp_path_factory):
-    """The mini workflow, run to completion once."""
+    """The mini workflow, run to completion once per session: under xdist the worker that runs
+    this group also runs other modules' tests in between, and a module-scoped fixture was torn
+    down and made again (two 50-60 s set-ups)."""
     wd = _copy_workflow(root, tmp_path_factory.mktemp("mini"))
     _run(wd)
     return wd
