@@ -11,9 +11,11 @@ of the process and its children, start-up included; copies of those records can 
 back to the wall time in their log (``done in ... s``) plus the start-up
 (:data:`aimlib.pipeline.cost.JOB_STARTUP_SECONDS`), which is the CPU time of a one-thread job.
 
-``--fit`` fits the GD time model's three coefficients (GEMM rate, per-sample and per-parameter
-costs, :mod:`aimlib.algorithms.resources`) to the measured GD jobs by least squares on the
-relative error.  ``--section`` writes the table into ``benchmarks/README.md``.
+``--g-out`` times each channel's output function per sample against the model's
+``g_out_seconds``.  ``--fit`` fits the GD time model's three coefficients (GEMM rate,
+per-sample and per-parameter costs, :mod:`aimlib.algorithms.resources`) to the measured GD
+jobs by least squares on the relative error.  ``--section`` writes the table into
+``benchmarks/README.md``.
 """
 
 from __future__ import annotations
@@ -120,6 +122,40 @@ def amp_iterations(amp_jobs) -> str:
     return "\n".join(lines)
 
 
+def g_out_table(n: int = 20_000) -> str:
+    """Seconds per sample of each channel's output function (one thread, median of 5, samples
+    drawn from the model at ``q = 0.5, V = 0.5``) against the resource model's
+    ``g_out_seconds(T)`` (:mod:`aimlib.algorithms.resources`)."""
+    import numba
+    from _util import median_time
+    from threadpoolctl import threadpool_limits
+
+    from aimlib import model
+    from aimlib.channels import CHANNELS
+
+    numba.set_num_threads(1)
+    rng = np.random.default_rng(0)
+    lines = ["| channel | T | samples | measured per sample | model | model / measured |",
+             "|---|---|---|---|---|---|"]
+    cases = [(name, T) for name, cls in CHANNELS.items()
+             for T in (2, 3, 4) if T <= (cls.T_MAX or 9)]
+    with threadpool_limits(1):
+        for name, T in cases:
+            m = n if CHANNELS[name].g_out_seconds(T) < 1e-5 else n // 20  # Genz: 1e-4 s each
+            ch = model.generate(name, 0.5, 0.5, T, 12, 0).ch
+            a = rng.standard_normal((m, T, T))
+            omega = 0.5 * (a + a.transpose(0, 2, 1))
+            b = rng.standard_normal((m, T, T))
+            h = omega + 0.5 * (b + b.transpose(0, 2, 1))
+            y = ch.outputs(ch.labels(h, rng))
+            t, _ = median_time(lambda ch=ch, y=y, omega=omega: ch.g_out(y, omega, 0.5))
+            model_s = ch.g_out_seconds(T)
+            lines.append(f"| {name} | {T} | {m:,} | {t / m * 1e6:.3f} us | "
+                         f"{model_s * 1e6:.3f} us | {model_s * m / t:.2f} |")
+    return (f"Output function per sample, one thread, median of 5 (measured on {machine()})"
+            "\n\n" + "\n".join(lines))
+
+
 def fit_gd(gd_jobs) -> dict:
     """Least squares on the relative error of ``seconds = steps * K * (flop / rate + a n T^2 r
     + b d r) + teacher + start-up`` over the measured GD jobs (one seed each or more)."""
@@ -181,6 +217,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--presets", action="store_true",
                     help="print the model's cost of the paper preset per figure and stop")
+    ap.add_argument("--g-out", action="store_true",
+                    help="time each channel's output function against the model and stop")
     ap.add_argument("--workdir", type=Path)
     ap.add_argument("--configfile", type=Path)
     ap.add_argument("--records", type=Path, nargs="*", default=[])
@@ -190,6 +228,13 @@ def main() -> None:
     args = ap.parse_args()
     if args.presets:
         print(preset_table())
+        return
+    if args.g_out:
+        text = g_out_table()
+        if args.section:
+            write_section(args.section, text)
+        else:
+            print(text)
         return
     if args.workdir is None or args.configfile is None:
         ap.error("--workdir and --configfile are needed (or --presets)")

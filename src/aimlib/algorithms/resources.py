@@ -45,9 +45,15 @@ MAX_MEM_MB = 12 * 1024
 BASE_MB = 400
 #: ``d`` from which ``dtype: auto`` runs AMP's large products in float32.
 FLOAT32_FROM_D = 500
-#: Sustained GEMM rates per core (flop/s), about 60 % of what the benchmarks measured
-#: (AVX-512 machine: 105 Gflop/s float32, about 55 float64).
-GEMM_RATE = {"float64": 30e9, "float32": 60e9}
+#: Sustained GEMM rates per core (flop/s) of AMP's products. float64 (d = 100-300): the
+#: measured hardmax iterations at d = 100 (20.2 ms at n = 5,000, 300 ms at n = 80,000) are
+#: these products at 30 Gflop/s plus the output function; float32 (d >= 500, two threads): the
+#: d = 1000 iteration measured 98 Gflop/s per core, and GD's products fit 90
+#: (``benchmarks/README.md``).
+GEMM_RATE = {"float64": 30e9, "float32": 90e9}
+#: Seconds per AMP iteration besides the products, the output function and the
+#: eigendecomposition: the channel's and the driver's Python (about 2 ms measured at n = 1,250).
+AMP_ITERATION_OVERHEAD = 1e-3
 #: Seconds per regenerated standard normal (numpy's ziggurat plus the copy).
 NORMAL_SECONDS = 6e-9
 
@@ -134,7 +140,8 @@ def amp_model(d: int, n: int, T: int, channel: str, dtype: str, chunk: int,
                     + moved / PCIE_BANDWIDTH + (g_out if host_g else 0.0) + regen
                     + GPU_STEP_OVERHEAD * (-(-n // m)))
         return mem, 1, per_iter, setup
-    per_iter = 4.0 * n * T * d * d / rate + g_out + regen + 5e-10 * d**3
+    per_iter = (4.0 * n * T * d * d / rate + g_out + regen + 5e-10 * d**3
+                + AMP_ITERATION_OVERHEAD)
     return mem, threads, per_iter, setup
 
 

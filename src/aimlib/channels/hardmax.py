@@ -379,7 +379,8 @@ class Hardmax(Channel):
     T_MIN: ClassVar[int] = 2
     T_MAX: ClassVar[int] = TMAX_GENERAL
     VARIANTS: ClassVar[tuple[str, ...]] = ("exact", "density")
-    G_OUT_SECONDS: ClassVar[float] = 6e-6
+    #: measured 0.6 us a sample at T = 2 (benchmarks/README.md, "The output function's cost")
+    G_OUT_SECONDS: ClassVar[float] = 1.0e-6
     OMEGA_FREE: ClassVar[bool] = False
     SUPPORTS_CORRELATED: ClassVar[bool] = True
     #: The row-wise argmax of ``lambda h`` is that of ``h`` (docs/theory.md §4.2).
