@@ -458,7 +458,7 @@ class Hardmax(Channel):
     @classmethod
     def g_out_seconds(cls, T: int) -> float:
         """Measured (one thread, ``benchmarks/README.md``): the bivariate-normal kernel at
-        ``T = 2``; Genz's rule at ``T >= 3``, 1.2e-4 s per sample at ``T = 3`` and 2.0e-4 at
+        ``T = 2``; Genz's rule at ``T >= 3``, 1.2e-4 s per sample at ``T = 3`` and 2.5e-4 at
         ``T = 4``."""
         return GENZ_SECONDS.get(int(T), cls.G_OUT_SECONDS * T * T / 4)
 
@@ -660,7 +660,7 @@ def comparison_geometry(corr: float) -> tuple[np.ndarray, float, float]:
 
 #: Seconds per sample of the output function at T >= 3 (Genz, :data:`AMP_QMC`), and of one SE
 #: fixed point, measured on one thread (benchmarks/README.md).
-GENZ_SECONDS = {3: 1.2e-4, 4: 2.0e-4}
+GENZ_SECONDS = {3: 1.2e-4, 4: 2.5e-4}
 SE_FIXED_POINT_SECONDS = {3: 25.0, 4: 250.0}
 
 #: Genz rule of AMP's output function at T >= 3 (Sobol points per scrambling, scramblings):

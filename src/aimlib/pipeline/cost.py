@@ -19,8 +19,10 @@ __all__ = ["CostEstimate", "PlannedJob", "estimate", "planned_jobs", "missing_co
            "snakemake_mode", "data_job",
            "JOB_STARTUP_SECONDS", "SE_POINT_SECONDS"]
 
-#: Seconds of start-up per job (interpreter, imports, numba cache loading), measured.
-JOB_STARTUP_SECONDS = 2.0
+#: CPU-seconds of start-up per job (interpreter, Snakemake's script header, imports, numba
+#: cache loading): 0.66 measured over the quick preset's 288 jobs (benchmarks/README.md, "The
+#: quick preset's CPU"), rounded up.
+JOB_STARTUP_SECONDS = 0.8
 #: Seconds of one SE fixed point (``benchmarks/README.md``: a 128-point curve in about 0.4 s).
 SE_POINT_SECONDS = 0.004
 
