@@ -42,9 +42,9 @@ def _run(wd, configfile=MINI, *extra):
 
 @pytest.fixture(scope="session")
 def done(root, tmp_path_factory):
-    """The mini workflow, run to completion once per session: under xdist the worker that runs
-    this group also runs other modules' tests in between, and a module-scoped fixture was torn
-    down and made again (two 50-60 s set-ups)."""
+    """The mini workflow, run to completion once per session (session scope: the worker that
+    runs this group may run other modules' tests in between, and pytest tears a module-scoped
+    fixture down when it leaves the module)."""
     wd = _copy_workflow(root, tmp_path_factory.mktemp("mini"))
     _run(wd)
     return wd

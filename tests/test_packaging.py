@@ -1,5 +1,6 @@
 """Packaging: environment.yml mirrors the pins of pyproject.toml; the code is ruff clean."""
 
+import os
 import re
 import shutil
 import subprocess
@@ -172,3 +173,24 @@ def test_old_import_paths_are_the_moved_modules():
     from aimlib.algorithms import amp as amp_new
 
     assert amp is amp_new and state_evolution.__name__ == "aimlib.theory.state_evolution"
+
+
+def test_xdist_groups_share_one_worker(tmp_path):
+    """The suite's mini workflow is built once because its tests share an ``xdist_group``
+    (tests/test_incremental.py). Under pytest 9.2, --dist loadgroup silently stopped grouping
+    (pytest-dev/pytest-xdist#1386) and two workers each built it: the pinned pair must group."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (tmp_path / "test_grouped.py").write_text(
+        "import os\nimport pytest\n"
+        "pytestmark = pytest.mark.xdist_group('g')\n"
+        + "".join(f"def test_{i}():\n"
+                  f"    with open(os.path.join(os.environ['OUT'], 'worker_{i}'), 'w') as f:\n"
+                  f"        f.write(os.environ['PYTEST_XDIST_WORKER'])\n" for i in range(6)))
+    res = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup",
+                          "-p", "no:cacheprovider", str(tmp_path / "test_grouped.py")],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "OUT": str(out)})
+    assert res.returncode == 0, res.stdout[-2000:]
+    workers = {(out / f"worker_{i}").read_text() for i in range(6)}
+    assert len(workers) == 1, workers

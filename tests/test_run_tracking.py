@@ -212,3 +212,38 @@ def test_repair_quarantines_and_removes_what_was_made_from_missing_caches(mini, 
     assert (tmp_path / "figures/fig3.pdf").exists() and (tmp_path / other).exists()
     assert (tmp_path / "data/agg/fig2b/amp_softmax_exact_T2_beta1.0_rho0.5_d20.nc").exists()
     assert "4 result(s) made from missing caches removed" in rep[-1]
+
+
+@pytest.mark.parametrize("how", ["plain", "from a numba kernel"])
+def test_ctrl_c_in_a_job_is_one_line_and_status_130(tmp_path, how):
+    """Ctrl-C inside a job: exit status 130 and one line in its log, no traceback, whether the
+    KeyboardInterrupt arrives in Python or, during a numba kernel, as the SystemError that
+    CPython raises from it when the kernel returns (``returned a result with an exception
+    set``, caused by the KeyboardInterrupt)."""
+    from aimlib.pipeline.jobs import job_log
+
+    def interrupt():
+        if how == "plain":
+            raise KeyboardInterrupt
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as e:
+            raise SystemError("CPUDispatcher(<function k>) returned a result with an exception "
+                              "set") from e
+
+    log = tmp_path / "job.log"
+    with pytest.raises(SystemExit) as exit_, job_log(str(log)):
+        interrupt()
+    assert exit_.value.code == 130
+    text = log.read_text()
+    assert "interrupted (Ctrl-C); nothing was written" in text and "Traceback" not in text
+
+
+def test_a_failing_job_keeps_its_traceback(tmp_path):
+    """Any other error is not mistaken for Ctrl-C: its traceback goes to the job's log."""
+    from aimlib.pipeline.jobs import job_log
+
+    log = tmp_path / "job.log"
+    with pytest.raises(SystemError), job_log(str(log)):
+        raise SystemError("something else")
+    assert "Traceback" in log.read_text() and "interrupted" not in log.read_text()

@@ -124,15 +124,28 @@ def _job_log(path: str | None, name: str) -> Iterator[logging.Logger]:
             log.error("%s", e)
             print(f"aimlib: {e}", file=old_err)
             raise SystemExit(1) from None
-        except KeyboardInterrupt:  # Ctrl-C: the job stops quietly (its output was not written)
-            log.error("interrupted (Ctrl-C); nothing was written")
-            raise SystemExit(130) from None
-        except BaseException:
+        except BaseException as e:
+            if _interrupted(e):  # Ctrl-C: the job stops quietly (its output was not written)
+                log.error("interrupted (Ctrl-C); nothing was written")
+                raise SystemExit(130) from None
             fh.write(traceback.format_exc())
             raise
         finally:
             sys.stdout, sys.stderr = old_out, old_err
             log.removeHandler(handler)
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C, or came from it: a SIGINT that arrives while a numba kernel runs
+    surfaces when the kernel returns, as ``SystemError: CPUDispatcher(...) returned a result with
+    an exception set`` caused by the ``KeyboardInterrupt``."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def resolved_config(config) -> dict:
