@@ -120,7 +120,7 @@ def test_cost_estimate_adds_up_the_per_run_models():
     est = cost.estimate(conf)
     # jobs: one SE curve, two AMP points, one aggregate, the figure
     assert est.jobs == {"e": 5}
-    its = min(res.EXPECTED_AMP_ITERATIONS, 80)  # the model's iterations, capped by max_iter
+    its = res.expected_amp_iterations("hardmax", 80)  # the model's iterations, capped by max_iter
     amp_s = sum(3 * res.amp_seconds(50, sizes(a, 0.5, 50)[1], 2, "hardmax", iterations=its)
                 for a in (0.5, 1.0))
     assert est.by_stage["e"]["AMP"] == pytest.approx(amp_s / 3600)

@@ -87,7 +87,7 @@ class AMP(Algorithm):
         from aimlib.algorithms import resources as res
 
         return res.amp_seconds(d, n, T, channel, dtype=opts["dtype"], backend=opts["backend"],
-                               iterations=min(res.EXPECTED_AMP_ITERATIONS, opts["max_iter"]))
+                               iterations=res.expected_amp_iterations(channel, opts["max_iter"]))
 
     @classmethod
     def job(cls, data, variant, opts, log, progress=None):

@@ -37,6 +37,7 @@ __all__ = [
     "gd_seconds",
     "gd_expected_steps",
     "gd_step_seconds",
+    "expected_amp_iterations",
 ]
 
 #: No job of the paper preset may ask for more (MB).
@@ -51,9 +52,12 @@ FLOAT32_FROM_D = 500
 #: d = 1000 iteration measured 98 Gflop/s per core, and GD's products fit 90
 #: (``benchmarks/README.md``).
 GEMM_RATE = {"float64": 30e9, "float32": 90e9}
-#: Seconds per AMP iteration besides the products, the output function and the
-#: eigendecomposition: the channel's and the driver's Python (about 2 ms measured at n = 1,250).
+#: Seconds per AMP iteration besides the products and the output function: a constant and a
+#: term in ``d^2`` (the eigendecomposition, the RIE and the driver's ``d x d`` work). Fitted to
+#: fig2b's 32 AMP jobs at d = 150 (two jobs at a time, n = 63-5,625: 13 ms per iteration
+#: beside the products at small n; ``benchmarks/README.md``).
 AMP_ITERATION_OVERHEAD = 1e-3
+AMP_D2_SECONDS = 5e-7
 #: Seconds per regenerated standard normal (numpy's ziggurat plus the copy).
 NORMAL_SECONDS = 6e-9
 
@@ -141,7 +145,7 @@ def amp_model(d: int, n: int, T: int, channel: str, dtype: str, chunk: int,
                     + GPU_STEP_OVERHEAD * (-(-n // m)))
         return mem, 1, per_iter, setup
     per_iter = (4.0 * n * T * d * d / rate + g_out + regen + 5e-10 * d**3
-                + AMP_ITERATION_OVERHEAD)
+                + AMP_D2_SECONDS * d * d + AMP_ITERATION_OVERHEAD)
     return mem, threads, per_iter, setup
 
 
@@ -289,8 +293,7 @@ def light(*, attempt: int = 1) -> Resources:
     return request(200e6, 60.0, 1, attempt)
 
 
-#: AMP iterations per run assumed by the cost estimate.  Over fig1a's grid
-#: (``benchmarks/bench_amp_grid.py``) the median iterations of a run are 20-71 (converged) and
-#: 51-117 (not) at d = 100-300, fig7's 24 runs at d = 200 took 20-60, and the estimate at 100
-#: was twice the measured paper-lite fig1a (1.72 against 0.86 CPU-hours); run budgets are 200-500.
-EXPECTED_AMP_ITERATIONS = 60
+def expected_amp_iterations(channel: str, max_iter: int) -> int:
+    """AMP iterations per run assumed by the cost estimate: the channel's measured mean
+    (:attr:`aimlib.channels.Channel.AMP_ITERATIONS`), capped by the run's budget."""
+    return min(int(CHANNELS[channel].AMP_ITERATIONS), int(max_iter))

@@ -10,6 +10,11 @@ from aimlib.core.options import AMP_MIN_D_PER_T, SpectralOptions
 
 __all__ = ["Spectral"]
 
+#: Seconds per run of the one-step SE prediction: its first call in a job loads the SE's
+#: kernels and tables, about 1.3 s of a 4-seed job beyond the model without it (fig2b's 10
+#: spectral jobs at d = 300, two jobs at a time; ``benchmarks/README.md``).
+ONE_STEP_SECONDS = 0.35
+
 
 class Spectral(Algorithm):
     name: ClassVar[str] = "spectral"
@@ -46,11 +51,12 @@ class Spectral(Algorithm):
     @classmethod
     def seconds(cls, d, n, T, r, channel, opts) -> float:
         """AMP's set-up and one AMP iteration (:func:`aimlib.algorithms.resources.amp_model`):
-        the pass is AMP's output step, and the eigendecomposition its RIE."""
+        the pass is AMP's output step, and the eigendecomposition its RIE; and the one-step SE
+        prediction (:data:`ONE_STEP_SECONDS`)."""
         from aimlib.algorithms import resources as res
 
         _, threads, per_iter, setup = res.amp_model(d, n, T, channel, opts["dtype"], res.CHUNK)
-        return threads * (setup + per_iter)
+        return threads * (setup + per_iter) + ONE_STEP_SECONDS
 
     @classmethod
     def job(cls, data, variant, opts, log, progress=None):

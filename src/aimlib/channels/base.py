@@ -113,6 +113,10 @@ class Channel:
     G_OUT_SECONDS : float
         Seconds per sample per iteration of :meth:`g_out` at ``T = 2`` (the resource model
         scales it by ``T^2 / 4``).
+    AMP_ITERATIONS : int
+        Iterations of an AMP run (all attempts) that the cost estimate assumes, the mean
+        measured over the workflow's runs (``benchmarks/README.md``, "The cost model against
+        measured jobs").
     LABEL_DTYPE : numpy dtype
         Storage type of the labels.
     OMEGA_FREE : bool
@@ -138,6 +142,9 @@ class Channel:
     SUPPORTS_GD: ClassVar[bool] = False
     SE_USES_PARAM: ClassVar[bool] = True
     G_OUT_SECONDS: ClassVar[float] = 2e-6
+    #: hardmax runs: means of 28-91 iterations per figure of the quick preset, medians 20-71
+    #: over fig1a's grid at d = 100-300 (converged), 20-60 for fig7 at d = 200
+    AMP_ITERATIONS: ClassVar[int] = 60
     LABEL_DTYPE: ClassVar[type] = np.float64
     OMEGA_FREE: ClassVar[bool] = True
     SUPPORTS_CORRELATED: ClassVar[bool] = False

@@ -47,6 +47,9 @@ class Softmax(Channel):
     #: measured 0.13, 0.40 and 0.75 us a sample at T = 2, 3, 4 (benchmarks/README.md, "The
     #: output function's cost"); the model scales T = 2 by T^2 / 4
     G_OUT_SECONDS: ClassVar[float] = 0.25e-6
+    #: damped runs take longer: means of 88 (fig2b at d = 150, 128 runs) and 90-150 (the quick
+    #: preset's fig2b, fig3, fig4, fig8)
+    AMP_ITERATIONS: ClassVar[int] = 100
     SUPPORTS_CORRELATED: ClassVar[bool] = True
 
     @property

@@ -106,7 +106,7 @@ def planned_jobs(config: dict) -> list[PlannedJob]:
     """Every job a configuration implies, with its output file and expected seconds.
 
     SE: ``SE_POINT_SECONDS`` per fixed point (two starts); each algorithm's runs from its own
-    model (:meth:`aimlib.algorithms.Algorithm.seconds`: AMP at ``EXPECTED_AMP_ITERATIONS``
+    model (:meth:`aimlib.algorithms.Algorithm.seconds`: AMP at its channel's ``AMP_ITERATIONS``
     iterations); aggregates, fits, figures and the config record: start-up only
     (``JOB_STARTUP_SECONDS`` per job is added by :func:`estimate`).  A figure counts once (its
     PDF), every experiment has one, as the figure rule writes it.
