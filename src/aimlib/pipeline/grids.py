@@ -138,10 +138,10 @@ def alphas_for(block: dict, rho: float, T: int, channel: str, key: str) -> list[
     axis shows: at T = 6, ``alpha_bar = 40 alpha`` and the paper's grid reaches 12, while the
     axis stops at 1.  A cut that leaves no point is a :class:`ConfigError` naming the key.
     """
+    factor = channel_class(channel)(T=T).alpha_bar_factor(rho)  # alpha_bar = factor alpha
     if "alpha" in block:
         alphas = channel_grid(block["alpha"], channel, f"{key}.alpha")
     elif "alpha_bar" in block:
-        factor = channel_class(channel)(T=T).alpha_bar_factor(rho)
         bars = channel_grid(block["alpha_bar"], channel, f"{key}.alpha_bar")
         alphas = sorted({fnum(x / factor) for x in bars})
     else:
@@ -149,7 +149,6 @@ def alphas_for(block: dict, rho: float, T: int, channel: str, key: str) -> list[
     if block.get("alpha_bar_max") is None:
         return alphas
     top = float(block["alpha_bar_max"])
-    factor = channel_class(channel)(T=T).alpha_bar_factor(rho)
     # the grid's points are rounded to six digits: a point on the cut stays in
     kept = [a for a in alphas if a * factor <= top * (1 + 1e-9)]
     if not kept:
