@@ -103,8 +103,9 @@ def test_stage_points_paper_preset(root):
     keys = cfg.stage_points(conf, "fig3", "amp")
     assert len(keys) == len(set(keys))
     fig1a = cfg.stage_points(conf, "fig1a", "amp")
-    # rho >= 0.5 at d = 100 with 16 seeds; rho = 0.1, 0.2 at d = 300 with 4 (d_rho)
-    assert len(fig1a) == 3 * 32 * 16 + 2 * 32 * 4
+    # rho >= 0.5 at d = 100 with 16 seeds; rho = 0.1, 0.2 at d = 300 with 4 (d_rho); the 32
+    # alphas cut at alpha_bar = alpha / rho <= 7 (18, 22, 27, 31, 32 of them)
+    assert len(fig1a) == (27 + 31 + 32) * 16 + (18 + 22) * 4
     assert {(k.rho, k.d) for k in fig1a} == {(0.1, 300), (0.2, 300), (0.5, 100), (1.0, 100),
                                              (2.0, 100)}
     gd = cfg.stage_points(conf, "fig2b", "gd")
@@ -125,6 +126,32 @@ def test_alpha_bar_max_cuts_each_T_at_the_figures_range(root):
     assert [len(g.alphas) for g in cfg.plan(conf).groups("gd", "fig2b")] == [32, 26, 23, 21, 19]
     del conf["experiments"]["fig2b"]["gd"]["alpha_bar_max"]
     assert all(g.alphas == tuple(paper) for g in cfg.plan(conf).groups("gd", "fig2b"))
+
+
+def test_fig1a_amp_cut_drops_only_points_below_the_axis(root):
+    """fig1a's AMP grid (the paper's 32 alphas) is cut at ``alpha_bar_max``: every dropped
+    point has an SE error below 0.015, half the y-axis' lower limit 0.03, and every point on
+    the axis runs; the cut saves most of the stage, whose cost grows with alpha."""
+    import numpy as np
+
+    from aimlib.theory import state_evolution as se
+
+    conf = yaml.safe_load((root / "config" / "config.yaml").read_text())
+    lo = conf["experiments"]["fig1a"]["axes"]["ylim"][0]
+    paper = [cfg.fnum(a) for a in np.geomspace(0.03, 8.0, 32)]
+    groups = list(cfg.plan(conf).groups("amp", "fig1a"))
+    assert {g.rho for g in groups} == {0.1, 0.2, 0.5, 1.0, 2.0}
+    for g in groups:
+        kept = set(g.alphas)
+        assert kept <= set(paper)
+        err = {a: se.solve("hardmax", a, g.rho, 2).error for a in paper}
+        assert all(err[a] < lo / 2 for a in paper if a not in kept), g.rho
+        # the kept points are a prefix of the grid: every point on the axis (SE error >= lo / 2)
+        # runs
+        assert list(g.alphas) == paper[:len(g.alphas)]
+        assert all(a in kept for a in paper if err[a] >= lo / 2), g.rho
+    # the cut is where the cost is: the d = 300 widths keep 18 and 22 of 32 alphas
+    assert sorted(len(g.alphas) for g in groups) == [18, 22, 27, 31, 32]
 
 
 @pytest.mark.parametrize("edit,message", [

@@ -196,7 +196,9 @@ def _spec_text(spec) -> str:
 def _grid_text(block: Mapping) -> str:
     for key in ("alpha", "alpha_bar"):
         if key in block:
-            return f"{key} {_spec_text(block[key])}"
+            cut = (f" up to alpha_bar {block['alpha_bar_max']:g}"
+                   if block.get("alpha_bar_max") is not None else "")
+            return f"{key} {_spec_text(block[key])}{cut}"
     return ""
 
 
