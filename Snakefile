@@ -13,13 +13,17 @@ if not workflow.overwrite_configfiles:
 
 # One line naming the key, the value and the rule it breaks (the schema completed from the channel
 # registry); then the library's defaults for what the config leaves out.
+import atexit
 import sys
+import time
+
+_STARTED = time.time()
 
 from aimlib.pipeline.config import check_schema, fill_defaults
-from aimlib.pipeline.cost import missing_cost, planned_jobs, snakemake_mode
+from aimlib.pipeline.cost import dag_outputs, planned_jobs, print_run_cost, snakemake_mode
 from aimlib.pipeline.integrity import repair
 from aimlib.pipeline.jobs import warm_numba_cache
-from aimlib.pipeline.tracking import cores_given, start_run
+from aimlib.pipeline.tracking import cores_given, end_of_run, start_run
 
 check_schema(config, workflow.source_path("config/schema.yaml"))
 fill_defaults(config)
@@ -44,12 +48,9 @@ if workflow.is_main_process:
     for _line in _REPAIR:
         print(_line, file=sys.stderr)
     if _MODE == "dry-run":
-        # A dry run has no onstart: the cost of the jobs whose outputs are missing (Snakemake's
-        # list below adds any job it re-runs for changed code or parameters).
-        print(
-            missing_cost(config, cores_given(workflow), missing=_REPAIR.missing, jobs=_JOBS),
-            file=sys.stderr,
-        )
+        # A dry run has no onstart: the cost of Snakemake's own job list (re-runs for changed
+        # parameters or code included) is printed when it has listed them, at exit.
+        atexit.register(print_run_cost, config, workflow, cores_given(workflow), _JOBS)
 
 
 onstart:
@@ -65,6 +66,18 @@ onstart:
     )
     # Compile the numba kernels once, before jobs start together and race to write the cache.
     print(f"numba cache warm ({warm_numba_cache():.1f} s)")
+
+
+onsuccess:
+    # What the run made, where it is, and the report command.
+    print(
+        end_of_run(
+            dag_outputs(workflow) or (),
+            workflow.overwrite_configfiles or (),
+            started=_STARTED,
+        ),
+        file=sys.stderr,
+    )
 
 
 onerror:

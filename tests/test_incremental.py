@@ -50,10 +50,16 @@ def done(root, tmp_path_factory):
     return wd
 
 
-def planned(wd, configfile=MINI, env=None) -> list[tuple[str, str]]:
-    """(rule, first output) of every job a dry run would execute."""
+def planned(wd, configfile=MINI, env=None, *, cost=False):
+    """(rule, first output) of every job a dry run would execute; with ``cost``, also the
+    dry run's stderr (aimlib's cost lines)."""
     res = _snakemake(wd, "-n", "--cores", "2", "--configfile", configfile, env=env)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    jobs = _listed(res)
+    return (jobs, res.stderr) if cost else jobs
+
+
+def _listed(res) -> list[tuple[str, str]]:
     jobs, rule = [], None
     for line in res.stdout.splitlines():
         m = re.match(r"^(?:local)?rule (\w+):", line)
@@ -156,6 +162,28 @@ def test_adding_seeds_reruns_the_points_of_that_group_only(done):
     assert all("/fig2b/" in o or o in ("figures/fig2b.pdf", "figures/config.yaml")
                for _, o in jobs), jobs
     assert sum(r == "amp" for r, _ in jobs) == 1
+
+
+def test_dry_run_cost_counts_the_jobs_snakemake_will_run(done):
+    """The dry run's cost counts Snakemake's own job list: outputs that exist but were made with
+    other parameters (a changed seed count) are counted, per figure, and nothing else."""
+    cf = _edited(done, lambda c: c["experiments"]["fig2b"]["amp"].update(seeds=2))
+    jobs, err = planned(done, cf, cost=True)
+    assert jobs and all((done / o).exists() for _, o in jobs if o.endswith(".nc"))
+    m = re.search(r"the (\d+) jobs Snakemake will run", err)
+    assert m, err[-2000:]
+    assert int(m.group(1)) == len(jobs)
+    lines = {ln.split()[0]: int(ln.split()[1]) for ln in err.splitlines()
+             if re.match(r"^  fig\w+ +\d+ jobs", ln)}
+    by_figure = {}
+    for _, out in jobs:
+        fig = re.search(r"(?:/|figures/)(fig\w+?)(?:/|\.pdf)", out)
+        if fig:
+            by_figure[fig.group(1)] = by_figure.get(fig.group(1), 0) + 1
+    assert lines == by_figure, (lines, jobs)
+    # the unedited config: nothing to run, and the dry run says so
+    jobs, err = planned(done, cost=True)
+    assert jobs == [] and "aimlib: nothing to run" in err
 
 
 def test_same_config_twice_gives_identical_caches(done, root, tmp_path):

@@ -82,7 +82,7 @@ def test_start_run_counts_only_the_dags_jobs(mini, tmp_path):
     est, text, slept, _ = _fake_run(tmp_path, mini, outputs)
     n = sum(j.experiment == "fig2b" for j in jobs)
     assert est.total_jobs == n and est.jobs["fig2b"] == n and est.jobs["fig1a"] == 0
-    assert f"of this run ({n} jobs to run" in text and "fig1a" not in text
+    assert f"of this run: the {n} jobs Snakemake will run" in text and "fig1a" not in text
     assert slept == []  # seconds of work: no pause
     (rec,) = (tmp_path / "run").glob("run-*.json")
     record = json.loads(rec.read_text())
@@ -123,7 +123,7 @@ def test_progress_lines_are_cost_weighted(mini, tmp_path, monkeypatch):
     assert [i for i, _ in lines][-1] == len(jobs) - 1
     assert len(lines) == len(jobs) // 2 + (len(jobs) % 2)
     i, last = lines[-1]
-    assert f"all {len(jobs)}/{len(jobs)} jobs" in last and "about 0 min left" in last
+    assert f"all {len(jobs)}/{len(jobs)} jobs" in last and "about 0 s left" in last
     assert last.startswith(f"aimlib progress: fig2b {jobs[-1].stage} ")
     # part-way: the time left is the remaining model cost at the pace so far (model cost done
     # per wall second)
@@ -247,3 +247,26 @@ def test_a_failing_job_keeps_its_traceback(tmp_path):
     with pytest.raises(SystemError), job_log(str(log)):
         raise SystemError("something else")
     assert "Traceback" in log.read_text() and "interrupted" not in log.read_text()
+
+
+@pytest.mark.parametrize("hours,text", [(0.0, "0 s"), (48 / 3600, "48 s"), (0.5, "30 min"),
+                                        (59.4 / 60, "59 min"), (1.0, "1.0 h"), (52.13, "52.1 h"),
+                                        (float("nan"), "unknown")])
+def test_durations_read_in_their_unit(hours, text):
+    """Wall times below an hour in minutes, below a minute in seconds (a 48 s run is not
+    'about 0.00 h')."""
+    assert cost.format_hours(hours) == text
+
+
+def test_run_ends_with_its_figures_and_the_report_command(tmp_path, monkeypatch):
+    from aimlib.pipeline.tracking import end_of_run
+
+    monkeypatch.chdir(tmp_path)
+    outs = ["data/se/fig2b/x.nc", "figures/fig11.png", "figures/fig11.pdf", "figures/fig2b.png",
+            "figures/fig_steps.png", "figures/fig1a.png", "figures/config.yaml"]
+    line = end_of_run(outs, [str(tmp_path / "config" / "quick.yaml")], started=None)
+    assert line == ("aimlib: done. 4 figures written to figures/ (PNG and PDF): fig1a, fig2b, "
+                    "fig11, fig_steps. The report: snakemake --report report.html "
+                    "--configfile config/quick.yaml")
+    assert end_of_run(["figures/config.yaml"]).endswith(
+        "no figure needed remaking (figures/). The report: snakemake --report report.html")

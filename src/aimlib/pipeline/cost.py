@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from aimlib.algorithms.resources import Resources
 
 __all__ = ["CostEstimate", "PlannedJob", "estimate", "planned_jobs", "missing_cost",
+           "run_cost", "print_run_cost", "dag_outputs", "run_scope", "format_hours",
            "snakemake_mode", "data_job",
            "JOB_STARTUP_SECONDS", "SE_POINT_SECONDS"]
 
@@ -83,23 +84,37 @@ class CostEstimate:
         return sum(self.cpu_hours.values()) / max(1, int(cores))
 
     def summary(self, cores: int | None = None) -> str:
-        """A few lines for the console: jobs and CPU-hours per figure, total, wall time."""
+        """A few lines for the console: jobs and CPU time per figure, total, wall time (in
+        CPU-minutes and minutes where the total is below an hour)."""
+        total = sum(self.cpu_hours.values())
+        unit, scale = ("CPU-h", 1.0) if total >= 1 else ("CPU-min", 60.0)
         lines = [f"aimlib: estimated cost {self.scope} (aimlib.cost.estimate)"]
         gpu = self.gpu_hours or {}
         for name in self.jobs:
             if not self.jobs[name]:
                 continue
-            stages = ", ".join(f"{k} {v:.2f}" for k, v in self.by_stage[name].items() if v)
+            stages = ", ".join(f"{k} {v * scale:.2f}" for k, v in self.by_stage[name].items()
+                               if v)
             g = f"  {gpu[name]:6.2f} GPU-h" if gpu.get(name) else ""
-            lines.append(f"  {name:<9} {self.jobs[name]:>5} jobs  {self.cpu_hours[name]:9.2f} "
-                         f"CPU-h{g}  ({stages})")
-        total = sum(self.cpu_hours.values())
+            lines.append(f"  {name:<9} {self.jobs[name]:>5} jobs  "
+                         f"{self.cpu_hours[name] * scale:9.2f} {unit}{g}  ({stages})")
         g = f"  {sum(gpu.values()):6.2f} GPU-h" if any(gpu.values()) else ""
-        lines.append(f"  {'total':<9} {self.total_jobs:>5} jobs  {total:9.2f} CPU-h{g}")
+        lines.append(f"  {'total':<9} {self.total_jobs:>5} jobs  {total * scale:9.2f} {unit}{g}")
         if cores:
-            lines.append(f"  wall time at {cores} cores: about {self.wall_hours(cores):.2f} h "
-                         "(SE curves and figures first)")
+            lines.append(f"  wall time at {cores} cores: about "
+                         f"{format_hours(self.wall_hours(cores))} (SE curves and figures first)")
         return "\n".join(lines)
+
+
+def format_hours(hours: float) -> str:
+    """A duration for a person: seconds below a minute, minutes below an hour, else hours."""
+    if not hours >= 0:  # NaN or negative: say so rather than print a number
+        return "unknown"
+    if hours < 1 / 60:
+        return f"{round(hours * 3600):d} s"
+    if hours < 1:
+        return f"{round(hours * 60):d} min"
+    return f"{hours:.1f} h"
 
 
 def planned_jobs(config: dict) -> list[PlannedJob]:
@@ -227,6 +242,46 @@ def missing_cost(config: dict, cores: int | None = None, root=".", *, missing=No
     scope = ("from an empty cache" if len(missing) >= len(jobs)
              else f"of the jobs whose outputs are missing ({len(missing)})")
     return estimate(config, missing, jobs=jobs, scope=scope).summary(cores)
+
+
+def dag_outputs(workflow) -> list[str] | None:
+    """The output files of every job Snakemake's DAG will run (missing outputs, and outputs it
+    re-runs for changed parameters, code or inputs), or ``None`` where the workflow has no DAG
+    (it stopped before building one)."""
+    dag = getattr(workflow, "dag", None)
+    if dag is None:
+        return None
+    return [str(f) for j in dag.needrun_jobs(exclude_finished=False) for f in j.output]
+
+
+def run_cost(config: dict, outputs, cores: int | None = None, *,
+             jobs: list[PlannedJob] | None = None) -> str:
+    """The summary of :func:`estimate` over the jobs that write ``outputs`` (those of
+    :func:`dag_outputs`: exactly Snakemake's job list, its target rule ``all`` aside)."""
+    jobs = planned_jobs(config) if jobs is None else jobs
+    outputs = set(outputs)
+    counted = [j for j in jobs if j.output in outputs]
+    if not counted:
+        return "aimlib: nothing to run (every output is up to date)"
+    return estimate(config, outputs, jobs=jobs, scope=run_scope(len(counted))).summary(cores)
+
+
+def run_scope(n: int) -> str:
+    """How a cost summary names the jobs of one run (Snakemake's DAG)."""
+    jobs = "the 1 job" if n == 1 else f"the {n} jobs"
+    return (f"of this run: {jobs} Snakemake will run (its target rule aside), re-runs for "
+            "changed parameters or code included")
+
+
+def print_run_cost(config: dict, workflow, cores: int | None = None, jobs=None,
+                   out=None) -> None:
+    """Print :func:`run_cost` of the jobs of a workflow's DAG (a dry run's lines, at exit);
+    nothing where Snakemake stopped before building its DAG (its error says why)."""
+    import sys
+
+    outputs = dag_outputs(workflow)
+    if outputs is not None:
+        print(run_cost(config, outputs, cores, jobs=jobs), file=out or sys.stderr)
 
 
 def snakemake_mode(argv) -> str:

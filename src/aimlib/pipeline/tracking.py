@@ -88,14 +88,13 @@ def start_run(config: dict, outputs, cores: int | None, logfiles=(), *, local: b
     CostEstimate
         The cost of this run's jobs.
     """
-    from aimlib.pipeline.cost import JOB_STARTUP_SECONDS, estimate, planned_jobs
+    from aimlib.pipeline.cost import JOB_STARTUP_SECONDS, estimate, planned_jobs, run_scope
 
     out = sys.stderr if out is None else out
     run_dir = RUN_DIR if run_dir is None else Path(run_dir)
     outputs = {str(o) for o in outputs}
     jobs = [j for j in planned_jobs(config) if j.output in outputs]
-    est = estimate(config, outputs, jobs=jobs,
-                   scope=f"of this run ({len(jobs)} jobs to run; finished ones not counted)")
+    est = estimate(config, outputs, jobs=jobs, scope=run_scope(len(jobs)))
     print(est.summary(cores), file=out)
     run_dir.mkdir(parents=True, exist_ok=True)
     _forget_finished_runs(run_dir)
@@ -218,8 +217,46 @@ def progress_line(run: dict, done: dict, output: str, now: float | None = None) 
             f"{_fmt_hours(left)} left at {run.get('cores', 1)} cores ({how})")
 
 
+def end_of_run(outputs, configfiles=(), *, started: float | None = None) -> str:
+    """The line a successful run ends with: the figures it wrote, where they are, and the
+    command that makes the report of the same configuration.
+
+    Parameters
+    ----------
+    outputs : iterable of str
+        The output files of the jobs the run executed (:func:`aimlib.pipeline.cost.dag_outputs`).
+    configfiles : iterable of str
+        The run's ``--configfile`` arguments (none: the paper preset).
+    started : float, optional
+        The run's start (``time.time()``), for its wall time.
+    """
+    import re
+    import shlex
+
+    def order(name):  # fig1a, fig2b, ..., fig11, then fig_steps
+        m = re.match(r"fig(\d+)", name)
+        return (int(m.group(1)) if m else 10**6, name)
+
+    figs = sorted({Path(o).stem for o in outputs
+                   if Path(o).parent == Path("figures") and Path(o).suffix == ".png"},
+                  key=order)
+    def rel(c):  # as the user typed it, where it lies in the working directory
+        r = os.path.relpath(c)
+        return c if r.startswith("..") else r
+
+    cf = " ".join(shlex.quote(rel(str(c))) for c in configfiles)
+    report = "snakemake --report report.html" + (f" --configfile {cf}" if cf else "")
+    took = (f" in {_fmt_hours((time.time() - started) / 3600.0)}"
+            if started is not None else "")
+    made = (f"{len(figs)} figure{'s' if len(figs) != 1 else ''} written to figures/ (PNG and "
+            f"PDF): {', '.join(figs)}" if figs else "no figure needed remaking (figures/)")
+    return f"aimlib: done{took}. {made}. The report: {report}"
+
+
 def _fmt_hours(h: float) -> str:
-    return f"{h * 60:.0f} min" if h < 1 else f"{h:.1f} h"
+    from aimlib.pipeline.cost import format_hours
+
+    return format_hours(h)
 
 
 def job_done(output: str, cpu_seconds: float, *, out=None, run_dir: Path | None = None,
