@@ -198,15 +198,30 @@ def test_same_config_twice_gives_identical_caches(done, root, tmp_path):
 
 
 def test_interrupt_leaves_no_corrupt_cache(root, tmp_path):
-    """SIGINT during a long AMP job, then a re-run: every cache opens, nothing half-written."""
+    """SIGINT during a long AMP job, then a re-run: every cache opens, nothing half-written,
+    and the files the interrupted run was remaking (the AMP point's cache, made before with
+    fewer iterations, and the figure) are the previous ones, byte for byte."""
+    import hashlib
+
     wd = _copy_workflow(root, tmp_path)
+    short = _edited(wd, lambda c: c["experiments"]["fig1a"]["amp"].update(
+        d=100, alpha={"values": [6.0]}, tol=1e-30, max_iter=2))
+    res = _snakemake(wd, "figures/fig1a.png", "--cores", "2", "--configfile", short)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    kept = ["figures/fig1a.png", "figures/fig1a.pdf",
+            "data/amp/fig1a/hardmax_exact/T2_beta1.0_rho0.5_d100_alpha6.0.nc"]
+
+    def digests():
+        return [hashlib.sha256((wd / k).read_bytes()).hexdigest() for k in kept]
+
+    before = digests()
     # d = 100, alpha = 6 (n = 60,000): about 0.25 s per iteration on a quiet machine; tol 1e-30
     # is out of reach, so the run uses its whole budget of 80 iterations (restarts included) and
     # is still going about 15 seconds after its 10th, when it is interrupted; the re-run that
     # resumes it costs the same 80 iterations
     slow = _edited(wd, lambda c: c["experiments"]["fig1a"]["amp"].update(
         d=100, alpha={"values": [6.0]}, tol=1e-30, max_iter=80))
-    target = "data/agg/fig1a/amp_hardmax_exact_T2_beta1.0_rho0.5_d100.nc"
+    target = "figures/fig1a.png"
     # Targets go before --configfile, which takes every following word as a config file.
     proc = subprocess.Popen([sys.executable, "-m", "snakemake", target, "--cores", "1",
                              "--configfile", slow],
@@ -235,13 +250,14 @@ def test_interrupt_leaves_no_corrupt_cache(root, tmp_path):
     assert "the same command resumes where it stopped" in out
     interrupted = wd / "data" / "amp" / "fig1a" / "hardmax_exact" / running[0].name.replace(
         ".log", ".nc")
-    assert not interrupted.exists()
+    assert interrupted == wd / kept[2]
+    assert digests() == before  # nothing removed that the run did not replace
     assert not list((wd / "data").rglob(".*.nc*")), "temporary files left behind"
     for p in (wd / "data").rglob("*.nc"):
         xr.load_dataset(p)  # every remaining cache is complete
     res = _snakemake(wd, target, "--cores", "2", "--configfile", slow)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert xr.load_dataset(interrupted)["iterations"].item() > 0
+    assert xr.load_dataset(interrupted)["iterations"].max().item() > 2
 
 
 #: One cache of each kind: SE, AMP data, GD data, an aggregate, the finite-size fit.

@@ -5,6 +5,10 @@ and the cache check that leaves no silent holes (aimlib.pipeline.cost, .tracking
 import io
 import json
 import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -270,3 +274,48 @@ def test_run_ends_with_its_figures_and_the_report_command(tmp_path, monkeypatch)
                     "--configfile config/quick.yaml")
     assert end_of_run(["figures/config.yaml"]).endswith(
         "no figure needed remaking (figures/). The report: snakemake --report report.html")
+
+
+SCRIPTS = sorted(p.stem for p in (Path(__file__).parent.parent / "workflow" / "scripts").glob(
+    "*.py"))
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_ctrl_c_while_a_job_script_imports_is_quiet(root, script):
+    """Ctrl-C that arrives while a job script imports aimlib (the job's first second): the
+    process exits with status 130 and prints nothing. The SIGINT is sent from an import hook at
+    the script's first import of aimlib, so that it lands there every time."""
+    prelude = (
+        "import importlib.abc, os, signal, sys\n"
+        "class Hook(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name == 'aimlib':\n"
+        "            sys.meta_path.remove(self)\n"
+        "            os.kill(os.getpid(), signal.SIGINT)\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Hook())\n"
+        "snakemake = None\n"
+        f"src = open({str(root / 'workflow' / 'scripts' / (script + '.py'))!r}).read()\n"
+        "exec(compile(src, 'job.py', 'exec'))\n")
+    res = subprocess.run([sys.executable, "-c", prelude], capture_output=True, text=True,
+                         timeout=120, preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                                       signal.SIG_DFL))
+    assert res.returncode == 130, res.stderr[-2000:]
+    assert res.stdout == "" and res.stderr == ""
+
+
+def test_ctrl_c_while_writing_keeps_the_previous_file(tmp_path):
+    """An interrupted write leaves the previous file as it was and no temporary file."""
+    from aimlib.pipeline.io import atomic_write
+
+    path = tmp_path / "fig.png"
+    path.write_bytes(b"previous")
+
+    def write(tmp):
+        Path(tmp).write_bytes(b"half")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write(path, write)
+    assert path.read_bytes() == b"previous" and [p.name for p in tmp_path.iterdir()] == [
+        "fig.png"]

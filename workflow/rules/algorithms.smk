@@ -7,7 +7,7 @@ for _name, _alg in ALGORITHMS.items():
         name:
             _name
         output:
-            data_path(_name),
+            update(data_path(_name)),
         log:
             f"logs/{_name}/{{experiment}}/{{channel}}_{{variant}}/"
             "T{T}_{cpar}_rho{rho}_d{d}_alpha{alpha}.log",
@@ -33,7 +33,7 @@ for _name, _alg in ALGORITHMS.items():
         input:
             agg_inputs(_name),
         output:
-            agg_path(_name),
+            update(agg_path(_name)),
         log:
             f"logs/{_name}_aggregate/{{experiment}}/{{kind}}_{{channel}}_{{variant}}_"
             "T{T}_{cpar}_rho{rho}_d{d}.log",

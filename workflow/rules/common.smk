@@ -1,6 +1,9 @@
 # Helpers shared by the rules: file names and lookups in the job plan. The logic lives in
 # aimlib.pipeline (the plan: every job's parameters, keyed by its wildcards) so that the tests
 # exercise the same objects; nothing here reads the config directly.
+# Every output is update(): Snakemake keeps a previous file until its job replaces it (the jobs
+# write atomically) and puts it back if the job fails or is interrupted, so that a stopped run
+# removes nothing it did not replace.
 from aimlib.pipeline import config as cfg
 from aimlib.pipeline import cost
 from aimlib.algorithms import resources as res

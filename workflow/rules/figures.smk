@@ -3,7 +3,7 @@ rule finite_size:
     input:
         unpack(finite_size_inputs),
     output:
-        FINITE_SIZE_PATH,
+        update(FINITE_SIZE_PATH),
     log:
         "logs/finite_size/{experiment}_{method}.log",
     conda:
@@ -24,8 +24,8 @@ rule figure:
     input:
         unpack(figure_inputs),
     output:
-        pdf="figures/{fig}.pdf",
-        png=report("figures/{fig}.png", caption="../report/figure.rst", category="{fig}"),
+        pdf=update("figures/{fig}.pdf"),
+        png=update(report("figures/{fig}.png", caption="../report/figure.rst", category="{fig}")),
     log:
         "logs/figure/{fig}.log",
     priority: 40
@@ -47,7 +47,9 @@ rule figure:
 rule config_record:
     """The resolved configuration (defaults filled in) next to the figures, for the report."""
     output:
-        report("figures/config.yaml", caption="../report/config.rst", category="configuration"),
+        update(
+            report("figures/config.yaml", caption="../report/config.rst", category="configuration")
+        ),
     log:
         "logs/config_record.log",
     conda:

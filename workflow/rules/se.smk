@@ -2,7 +2,7 @@ rule se_curve:
     """State-evolution curve of one experiment at one (channel, T, channel parameter, rho,
     variant)."""
     output:
-        SE_PATH,
+        update(SE_PATH),
     log:
         "logs/se_curve/{experiment}/{channel}_T{T}_{cpar}_rho{rho}_{variant}.log",
     priority: 50
@@ -22,7 +22,7 @@ rule se_curve:
 rule se_small_width:
     """The rho -> 0 limit of the hardmax equations on an alpha_bar grid."""
     output:
-        SMALL_WIDTH_PATH,
+        update(SMALL_WIDTH_PATH),
     log:
         "logs/se_small_width/{experiment}_{variant}.log",
     conda:

@@ -1,5 +1,11 @@
 """Snakemake job: aggregate runs over seeds (mean, std, number converged per alpha)."""
 
+import os
+import signal
+
+# Ctrl-C while importing: exit quietly (nothing is written before job_log, which takes over)
+signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+
 from aimlib.algorithms import ALGORITHMS
 from aimlib.pipeline.aggregate import aggregate_runs
 from aimlib.pipeline.io import read_cache, write_netcdf

@@ -1,5 +1,11 @@
 """Snakemake job: write the resolved configuration as YAML (for the report)."""
 
+import os
+import signal
+
+# Ctrl-C while importing: exit quietly (nothing is written before job_log, which takes over)
+signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+
 import yaml
 
 from aimlib.pipeline.io import atomic_write_text

@@ -1,5 +1,11 @@
 """Snakemake job: draw one figure of the registry from its cached data."""
 
+import os
+import signal
+
+# Ctrl-C while importing: exit quietly (nothing is written before job_log, which takes over)
+signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+
 from aimlib import figures
 from aimlib.pipeline.io import read_cache
 from aimlib.pipeline.jobs import end_job, job_log

@@ -1,5 +1,11 @@
 """Snakemake job: gaps to SE against d, their power-law fit and the d -> infinity extrapolation."""
 
+import os
+import signal
+
+# Ctrl-C while importing: exit quietly (nothing is written before job_log, which takes over)
+signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+
 from aimlib.pipeline.finite_size import gap_dataset
 from aimlib.pipeline.io import read_cache, write_netcdf
 from aimlib.pipeline.jobs import end_job, job_log, resolved_config

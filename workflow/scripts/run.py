@@ -5,6 +5,12 @@ Each seed's teacher data are drawn here from the base seed and the point (bit fo
 as :func:`aimlib.model.generate` gives anywhere), so the point needs no teacher files.
 """
 
+import os
+import signal
+
+# Ctrl-C while importing: exit quietly (nothing is written before job_log, which takes over)
+signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+
 import sys
 
 from aimlib import model

@@ -1,5 +1,11 @@
 """Snakemake job: one state-evolution curve."""
 
+import os
+import signal
+
+# Ctrl-C while importing: exit quietly (nothing is written before job_log, which takes over)
+signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+
 from aimlib.pipeline.io import write_netcdf
 from aimlib.pipeline.jobs import JobFailure, end_job, job_log, resolved_config
 from aimlib.theory import mismatched, state_evolution

@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import platform
+import signal
 import sys
 import time
 import traceback
@@ -46,7 +47,7 @@ def job_log(path: str | None, name: str = "aimlib", threads: int | None = None,
         The job's (first) output file: once the job succeeded, it is counted in the run's
         progress report (:func:`aimlib.pipeline.tracking.job_done`) with its CPU time.
     """
-    with _thread_limit(threads), _job_log(path, name) as log:
+    with _ctrl_c_raises(), _thread_limit(threads), _job_log(path, name) as log:
         slurm = os.environ.get("SLURM_JOB_ID")
         log.info("host %s, %s, threads %s", platform.node(),
                  f"SLURM job {slurm}" if slurm else "not under SLURM", threads)
@@ -58,6 +59,25 @@ def job_log(path: str | None, name: str = "aimlib", threads: int | None = None,
             job_done(str(output), _cpu_seconds())
         except OSError:  # the report is a courtesy: a read-only .snakemake fails no job
             pass
+
+
+@contextlib.contextmanager
+def _ctrl_c_raises():
+    """Ctrl-C raises KeyboardInterrupt inside the block, so that a write in progress removes its
+    temporary file (:func:`aimlib.pipeline.io.atomic_write`) and the job ends with one line.
+    Before it, a job script's first lines make Ctrl-C a quiet exit (status 130) while it imports,
+    when nothing is written yet; that handler is back once the job's outputs are in place."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
 
 
 def end_job() -> NoReturn:
