@@ -19,14 +19,17 @@ import time
 
 _STARTED = time.time()
 
-from aimlib.pipeline.config import check_schema, fill_defaults
+from aimlib.pipeline.config import ConfigError, validate
 from aimlib.pipeline.cost import dag_outputs, planned_jobs, print_run_cost, snakemake_mode
 from aimlib.pipeline.integrity import repair
 from aimlib.pipeline.jobs import warm_numba_cache
 from aimlib.pipeline.tracking import cores_given, end_of_run, start_run
 
-check_schema(config, workflow.source_path("config/schema.yaml"))
-fill_defaults(config)
+try:
+    validate(config, workflow.source_path("config/schema.yaml"))
+except ConfigError as _e:
+    # every mistake of the config at once, one line each, without a traceback
+    sys.exit(f"aimlib: the configuration is not valid:\n{_e}")
 
 
 report: "workflow/report/workflow.rst"

@@ -69,7 +69,8 @@ def _listed(res) -> list[tuple[str, str]]:
                 rule = None
             continue
         if rule and line.startswith("    output: "):
-            jobs.append((rule, line.split(": ", 1)[1].split(", ")[0]))
+            # the first output, without Snakemake's flag annotation (" (update)")
+            jobs.append((rule, line.split(": ", 1)[1].split(", ")[0].split(" (")[0]))
             rule = None
     return jobs
 

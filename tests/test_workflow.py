@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 import xarray as xr
+import yaml
 from conftest import copy_workflow
 
 from aimlib.captions import FIGURES
+from aimlib.pipeline import config as cfg
+from aimlib.pipeline import cost
 
 FIGS = list(FIGURES)
 
@@ -34,14 +37,21 @@ def test_dry_run(workdir, configfile):
         assert f"figures/{f}.png" in res.stdout
     # The cost is printed before any job: jobs and CPU-hours per figure, the wall time at the
     # given cores; its job count is the DAG's (every job but `all`).
-    m = re.search(r"^\s+total\s+(\d+) jobs\s+([0-9.]+) CPU-h", res.stderr, re.M)
+    m = re.search(r"^\s+total\s+(\d+) jobs\s+([0-9.]+) (CPU-h|CPU-min)$", res.stderr, re.M)
     assert m, res.stderr[:3000]
     planned = re.search(r"^total\s+(\d+)$", res.stdout, re.M)
     assert planned and int(m.group(1)) == int(planned.group(1)) - 1
     assert "wall time at 2 cores" in res.stderr
     assert all(re.search(rf"^\s+{f}\s+\d+ jobs", res.stderr, re.M) for f in FIGS)
+    # the total is the library's estimate of the whole configuration (an empty cache)
+    conf = cfg.validate(yaml.safe_load((workdir / (configfile or "config/config.yaml"))
+                                       .read_text()), workdir / "config" / "schema.yaml")
+    hours = sum(cost.estimate(conf).cpu_hours.values())
+    shown = float(m.group(2)) / (1.0 if m.group(3) == "CPU-h" else 60.0)
+    assert shown == pytest.approx(hours, abs=0.006 if m.group(3) == "CPU-h" else 0.0002)
+    assert (m.group(3) == "CPU-h") == (hours >= 1)
     if configfile is None:  # the paper preset: a tenth of the one-job-per-run layout
-        assert int(m.group(1)) <= 2500 and float(m.group(2)) > 100
+        assert int(m.group(1)) <= 2500
 
 
 def test_bad_config_names_key(workdir):
@@ -54,6 +64,28 @@ def test_bad_config_names_key(workdir):
     assert "experiments.fig1a.rho[1] = -0.5: -0.5 is less than or equal to the minimum of 0" \
         in out
     assert "Failed validating" not in out and "$defs" not in out  # no schema dump
+    assert "Traceback" not in out and 'File "' not in out  # no traceback lines either
+
+
+def test_every_config_error_at_once(workdir):
+    """Mistakes in several experiments, of the schema and of the semantic checks, are reported
+    together, one line each in the config's order, without traceback lines."""
+    conf = yaml.safe_load((workdir / "config" / "quick.yaml").read_text())
+    exps = conf["experiments"]
+    exps["fig1a"]["amp"]["d"] = -60
+    exps["fig3"]["amp"]["d"] = -60
+    exps["fig2b"]["gd"]["alpha_bar_max"] = 1e-4
+    (workdir / "config" / "bad.yaml").write_text(yaml.safe_dump(conf, sort_keys=False))
+    res = _snakemake(workdir, "-n", "--cores", "1", "--configfile", "config/bad.yaml")
+    assert res.returncode == 1
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("experiments.")]
+    assert lines == [
+        "experiments.fig1a.amp.d = -60: -60 is less than the minimum of 2",
+        "experiments.fig2b.gd.alpha_bar_max: 0.0001 is below the grid's smallest point "
+        "(alpha_bar = 0.04 at T = 2, rho = 0.5, softmax); raise it or remove it",
+        "experiments.fig3.amp.d = -60: -60 is less than the minimum of 2"], res.stderr
+    assert "aimlib: the configuration is not valid:" in res.stderr
+    assert "Traceback" not in res.stderr and 'File "' not in res.stderr
 
 
 def test_semantic_config_error_names_key(workdir):

@@ -16,7 +16,6 @@ from aimlib.pipeline.jobs import resolved_config
 from aimlib.pipeline import paths
 from aimlib.pipeline.paths import AGG_PATH, FINITE_SIZE_PATH, SE_PATH, SMALL_WIDTH_PATH, data_path
 
-cfg.check(config)
 PLAN = cfg.plan(config)
 FLOAT = r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?"
 # The channel parameter in file names: beta1.0, delta0.1, ..., with the token law where it is

@@ -11,7 +11,8 @@ from aimlib.core.options import SE_TOL
 from aimlib.core.validation import check_positive
 from aimlib.pipeline.grids import ConfigError, as_list, channel_grid, channels, fnum
 
-__all__ = ["check", "check_schema", "schema", "fill_defaults", "resolve_ref", "schema_properties"]
+__all__ = ["check", "check_schema", "validate", "schema", "fill_defaults", "resolve_ref",
+           "schema_properties"]
 
 
 def _positive(v, key: str) -> None:
@@ -84,80 +85,127 @@ def _check_d_rho(exp: dict, block: dict, stage: str, key: str) -> None:
                 raise ConfigError(f"{key}.{r:g}: {e}") from None
 
 
+def validate(config: dict, schema_path) -> dict:
+    """The workflow's check of a config: the schema (:func:`check_schema`), the defaults
+    (:func:`fill_defaults`), then the semantic checks (:func:`check`) of every experiment the
+    schema accepted; raise one :class:`ConfigError` with a line for every block that fails, so
+    that a config with several mistakes is mended in one pass.  Returns ``config``, filled in."""
+    lines, failed = [], set()
+    try:
+        check_schema(config, schema_path)
+    except ConfigError as e:
+        lines = str(e).split("\n")
+        failed = {ln.split(" ", 1)[0].split(":")[0].split(".")[1] for ln in lines
+                  if ln.startswith("experiments.") and ln.count(".") >= 1}
+        if not isinstance(config.get("experiments"), dict) or any(
+                not ln.startswith("experiments.") for ln in lines):
+            raise  # a top-level key is wrong: the experiments cannot be read reliably
+    if failed:  # the accepted experiments only (the config is rejected in any case)
+        fill_defaults({"experiments": {k: v for k, v in config["experiments"].items()
+                                       if k not in failed}})
+    else:
+        fill_defaults(config)
+    if not config.get("experiments"):
+        check(config)  # names the empty block
+    for name, exp in config["experiments"].items():
+        if name in failed:
+            continue
+        try:
+            _check_experiment(exp, f"experiments.{name}")
+        except ConfigError as e:
+            lines.append(str(e))
+    if lines:
+        order = {k: i for i, k in enumerate(config["experiments"])}
+        lines.sort(key=lambda ln: order.get(ln.split(".")[1].split(" ")[0].split(":")[0], -1)
+                   if ln.startswith("experiments.") else -1)
+        raise ConfigError("\n".join(lines))
+    return config
+
+
 def check(config: dict) -> None:
-    """Semantic checks that the JSON schema cannot express; raise :class:`ConfigError`."""
+    """Semantic checks that the JSON schema cannot express; raise :class:`ConfigError` with
+    one line per experiment that fails (each names its first impossible key)."""
     if not config.get("experiments"):
         raise ConfigError("experiments: empty; a config needs at least one experiment (see "
                           "config/quick.yaml)")
+    errors = []
     for name, exp in config["experiments"].items():
-        base = f"experiments.{name}"
-        chans = channels(exp)
-        for i, c in enumerate(chans):
-            if c not in CHANNELS:
-                raise ConfigError(f"{base}.channel[{i}] = {c!r}: not a channel (known: "
-                                  f"{', '.join(CHANNELS)})")
-        for i, rho in enumerate(as_list(exp["rho"])):
-            _positive(rho, f"{base}.rho[{i}]")
-        _check_T(exp["T"], chans, f"{base}.T")
-        for stage in ("se", "small_width", *ALGORITHMS):
-            if stage not in exp:
-                continue
-            block = exp[stage]
+        try:
+            _check_experiment(exp, f"experiments.{name}")
+        except ConfigError as e:
+            errors.append(str(e))
+    if errors:
+        raise ConfigError("\n".join(errors))
+
+
+def _check_experiment(exp: dict, base: str) -> None:
+    """:func:`check` of one experiment block (``base``: ``experiments.<name>``)."""
+    chans = channels(exp)
+    for i, c in enumerate(chans):
+        if c not in CHANNELS:
+            raise ConfigError(f"{base}.channel[{i}] = {c!r}: not a channel (known: "
+                              f"{', '.join(CHANNELS)})")
+    for i, rho in enumerate(as_list(exp["rho"])):
+        _positive(rho, f"{base}.rho[{i}]")
+    _check_T(exp["T"], chans, f"{base}.T")
+    for stage in ("se", "small_width", *ALGORITHMS):
+        if stage not in exp:
+            continue
+        block = exp[stage]
+        for c in channels(exp, block):
+            if c not in chans:
+                raise ConfigError(f"{base}.{stage}.channel: {c!r} is not a channel of the "
+                                  f"experiment ({', '.join(chans)})")
+        if stage in ALGORITHMS:
             for c in channels(exp, block):
-                if c not in chans:
-                    raise ConfigError(f"{base}.{stage}.channel: {c!r} is not a channel of the "
-                                      f"experiment ({', '.join(chans)})")
-            if stage in ALGORITHMS:
-                for c in channels(exp, block):
-                    try:
-                        ALGORITHMS[stage].check_channel(c)
-                    except ValueError as e:
-                        raise ConfigError(f"{base}.{stage}.channel: {e}; set {stage}.channel") \
-                            from None
-            for gk in ("alpha", "alpha_bar"):
-                if gk in block:
-                    for c in channels(exp, block):
-                        for x in channel_grid(block[gk], c, f"{base}.{stage}.{gk}"):
-                            _positive(x, f"{base}.{stage}.{gk}")
-            if "T" in block:
-                _check_T(block["T"], channels(exp, block), f"{base}.{stage}.T")
-            _check_params(exp, block, channels(exp, block), f"{base}.{stage}")
-            if stage != "small_width":
-                _check_points(exp, block, stage, base)
-            if stage in ALGORITHMS and "backend" in block:
-                from aimlib.core import backend as backends
-
                 try:
-                    backends.check(block["backend"], f"{base}.{stage}.backend", device=False)
+                    ALGORITHMS[stage].check_channel(c)
                 except ValueError as e:
-                    raise ConfigError(str(e)) from None
-            if stage in ALGORITHMS and "alpha_bar_max" in block:
-                _check_alpha_bar_max(exp, block, f"{base}.{stage}")
-            if stage in ALGORITHMS:
-                seeds, ds = block["seeds"], as_list(block["d"])
-                for i, d in enumerate(ds):
-                    for T in as_list(block.get("T", exp["T"])):
-                        try:
-                            ALGORITHMS[stage].check_d(int(d), int(T))
-                        except ValueError as e:
-                            raise ConfigError(f"{base}.{stage}.d[{i}]: {e}") from None
-                _check_d_rho(exp, block, stage, f"{base}.{stage}.d_rho")
-                if isinstance(seeds, list) and len(seeds) != len(ds):
-                    raise ConfigError(f"{base}.{stage}.seeds: a list of seeds needs one entry per "
-                                      f"d ({len(ds)}), got {len(seeds)}")
-        _check_params(exp, None, chans, base)
-        if "gap" in exp:
-            for c, alphas in exp["gap"].items():
-                if c not in chans:
-                    raise ConfigError(f"{base}.gap.{c}: not a channel of the experiment")
-                amp_alphas = ({fnum(a) for a in channel_grid(exp["amp"]["alpha"], c,
-                                                             f"{base}.amp.alpha")}
-                              if "amp" in exp and "alpha" in exp["amp"] else set())
-                for a in alphas:
-                    if fnum(a) not in amp_alphas:
-                        raise ConfigError(f"{base}.gap.{c}: alpha={a} is not on the amp.alpha "
-                                          "grid")
+                    raise ConfigError(f"{base}.{stage}.channel: {e}; set {stage}.channel") \
+                        from None
+        for gk in ("alpha", "alpha_bar"):
+            if gk in block:
+                for c in channels(exp, block):
+                    for x in channel_grid(block[gk], c, f"{base}.{stage}.{gk}"):
+                        _positive(x, f"{base}.{stage}.{gk}")
+        if "T" in block:
+            _check_T(block["T"], channels(exp, block), f"{base}.{stage}.T")
+        _check_params(exp, block, channels(exp, block), f"{base}.{stage}")
+        if stage != "small_width":
+            _check_points(exp, block, stage, base)
+        if stage in ALGORITHMS and "backend" in block:
+            from aimlib.core import backend as backends
 
+            try:
+                backends.check(block["backend"], f"{base}.{stage}.backend", device=False)
+            except ValueError as e:
+                raise ConfigError(str(e)) from None
+        if stage in ALGORITHMS and "alpha_bar_max" in block:
+            _check_alpha_bar_max(exp, block, f"{base}.{stage}")
+        if stage in ALGORITHMS:
+            seeds, ds = block["seeds"], as_list(block["d"])
+            for i, d in enumerate(ds):
+                for T in as_list(block.get("T", exp["T"])):
+                    try:
+                        ALGORITHMS[stage].check_d(int(d), int(T))
+                    except ValueError as e:
+                        raise ConfigError(f"{base}.{stage}.d[{i}]: {e}") from None
+            _check_d_rho(exp, block, stage, f"{base}.{stage}.d_rho")
+            if isinstance(seeds, list) and len(seeds) != len(ds):
+                raise ConfigError(f"{base}.{stage}.seeds: a list of seeds needs one entry per "
+                                  f"d ({len(ds)}), got {len(seeds)}")
+    _check_params(exp, None, chans, base)
+    if "gap" in exp:
+        for c, alphas in exp["gap"].items():
+            if c not in chans:
+                raise ConfigError(f"{base}.gap.{c}: not a channel of the experiment")
+            amp_alphas = ({fnum(a) for a in channel_grid(exp["amp"]["alpha"], c,
+                                                         f"{base}.amp.alpha")}
+                          if "amp" in exp and "alpha" in exp["amp"] else set())
+            for a in alphas:
+                if fnum(a) not in amp_alphas:
+                    raise ConfigError(f"{base}.gap.{c}: alpha={a} is not on the amp.alpha "
+                                      "grid")
 
 
 def _check_alpha_bar_max(exp: dict, block: dict, key: str) -> None:
@@ -266,11 +314,10 @@ def schema(schema_path) -> dict:
 
 
 def fill_defaults(config: dict) -> dict:
-    from aimlib.core.options import resolve
-
     """Fill in, in place, the defaults a config may omit: ``se.tol`` and the AMP and GD options
     of every experiment (:mod:`aimlib.options`), so that the resolved config recorded with every
     result says what was run."""
+    from aimlib.core.options import resolve
 
     config.setdefault("se", {}).setdefault("tol", SE_TOL)
     for exp in config.get("experiments", {}).values():
@@ -351,10 +398,9 @@ _BOOL_WORDS = {"true": True, "yes": True, "on": True, "1": True,
 
 def check_schema(config: dict, schema_path) -> None:
     """Validate ``config`` against :func:`schema`; on failure raise :class:`ConfigError` with
-    one line: the key, its value and the rule it breaks (the most specific of jsonschema's
-    errors, not a dump of the schema)."""
+    one line per block that fails (an experiment, or a top-level key): the key, its value and
+    the rule it breaks (the most specific of jsonschema's errors, not a dump of the schema)."""
     import jsonschema
-    from jsonschema.exceptions import best_match
 
     # `--config pause_long_runs=false` arrives as the string 'false': read it as the flag
     flag = config.get("pause_long_runs")
@@ -365,13 +411,29 @@ def check_schema(config: dict, schema_path) -> None:
     errors = list(validator.iter_errors(config))
     if not errors:
         return
+    # one line per block that fails (an experiment, or a top-level key), so that a config
+    # with several mistakes is mended in one pass
+    blocks: dict[tuple, list] = {}
+    for e in errors:
+        path = tuple(e.absolute_path)
+        blocks.setdefault(path[:2] if path[:1] == ("experiments",) else path[:1], []).append(e)
+    order = {("experiments", k): i for i, k in enumerate(config.get("experiments") or {})}
+    keys = sorted(blocks, key=lambda b: (order.get(b, -1), str(b)))
+    raise ConfigError("\n".join(_schema_message(blocks[b], sch) for b in keys))
+
+
+def _schema_message(errors: list, sch: dict) -> str:
+    """The one line that says what is wrong in one block: the key, its value and the rule it
+    breaks."""
+    from jsonschema.exceptions import best_match
+
     # An unknown key first, alone, with the closest valid key: a misspelt key also makes its
     # block fail other rules (a required key missing, so none of its keys counts as evaluated).
     for e in sorted(errors, key=lambda e: -len(e.absolute_path)):
         for sub in _walk(e):
             msg = _unknown_key(sub, sch)
             if msg:
-                raise ConfigError(msg)
+                return msg
     # The deepest error names the offending key (a block's "unevaluated properties" error is
     # only the echo of a failure inside it).
     deepest = max(len(e.absolute_path) for e in errors)
@@ -384,4 +446,4 @@ def check_schema(config: dict, schema_path) -> None:
     value = err.instance
     text = repr(value) if not isinstance(value, dict | list) or len(repr(value)) < 60 else \
         f"{type(value).__name__} of {len(value)}"
-    raise ConfigError(f"{_key_path(err.absolute_path)} = {text}: {err.message}")
+    return f"{_key_path(err.absolute_path)} = {text}: {err.message}"

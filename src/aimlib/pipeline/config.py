@@ -14,7 +14,7 @@ Grids are written ``{geomspace: [start, stop, num]}``, ``{linspace: [start, stop
 (six significant digits), and the rounded value is the one computed with.
 """
 
-from aimlib.pipeline.checks import check, check_schema, fill_defaults, schema
+from aimlib.pipeline.checks import check, check_schema, fill_defaults, schema, validate
 from aimlib.pipeline.grids import (
     ConfigError,
     alphas_for,
@@ -41,6 +41,7 @@ from aimlib.pipeline.plan import (
 )
 
 __all__ = ["fnum", "ffmt", "grid", "as_list", "channel_grid", "channel_param_values", "cpar",
-           "ConfigError", "check", "check_schema", "fill_defaults", "schema", "Plan", "plan",
+           "ConfigError", "check", "check_schema", "validate", "fill_defaults", "schema", "Plan",
+           "plan",
            "SEJob", "Group", "TeacherKey", "variants", "se_alphas", "channels", "stage_jobs",
            "stage_points", "FINITE_SIZE_KINDS", "alphas_for"]
