@@ -132,6 +132,33 @@ def test_bad_input_is_one_line(capsys, argv, match):
     assert match in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("argv,said", [
+    # a misspelt option is named before the required option it hides
+    (["se", "softmax", "--alpah", "0.1"], "unrecognized option --alpah; did you mean --alpha?"),
+    (["se", "softmax", "--rho", "0.5", "--alpha=0.1", "--delat=1"],
+     "unrecognized option --delat; did you mean --delta?"),
+    (["amp", "hardmax", "--rho", "0.5", "--alpha", "0.1", "--d", "20", "--max-iters", "5"],
+     "unrecognized option --max-iters; did you mean --max-iter?"),
+    (["se", "softmx", "--rho", "0.5", "--alpha", "0.1"], "did you mean softmax?"),
+    (["sr", "softmax"], "invalid choice: 'sr'"),
+    # nothing close: no suggestion
+    (["se", "softmax", "--rho", "0.5", "--alpha", "0.1", "--zzzzzz", "1"],
+     "unrecognized option --zzzzzz\n"),
+])
+def test_typos_are_answered_with_the_closest_name(capsys, argv, said):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
+
+
+def test_prefixes_and_values_are_not_typos(capsys):
+    """argparse's unique prefixes still work."""
+    _, out = run(capsys, "se", "softmax", "--rh", "0.5", "--alpha", "0.1")
+    assert "0.392196" in out
+
+
 @pytest.mark.parametrize("sub", ["", "se", "thresholds", "mmse", "amp", "gd"])
 def test_help(capsys, sub):
     with pytest.raises(SystemExit) as exc:

@@ -312,8 +312,44 @@ def _cmd_algorithm(args) -> int:
 # ---------------------------------------------------------------------------------- parser
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the closest valid name in its errors: a misspelt option (``--alpah``) is
+    named before argparse would complain about a required option it hides, and an invalid
+    choice (``softmx``) gets a suggestion."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        if args is not None and not any(isinstance(a, argparse._SubParsersAction)
+                                        for a in self._actions):
+            known = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+            for token in args:
+                if token == "--":
+                    break
+                if not token.startswith("--"):
+                    continue
+                name = token.split("=", 1)[0]
+                if not any(o.startswith(name) for o in known):  # argparse takes prefixes
+                    self.error(f"unrecognized option {name}{_did_you_mean(name, known)}")
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message):
+        import re
+
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if m:
+            choices = re.findall(r"'([^']*)'", m.group(2))
+            message += _did_you_mean(m.group(1), choices)
+        super().error(message)
+
+
+def _did_you_mean(word: str, options) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.5)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="aimlib", formatter_class=_Formatter,
         description="Bayes-optimal learning of attention-indexed models from the shell: state "
                     "evolution (SE), thresholds, the prior's MMSE, one AMP or GD run.",
