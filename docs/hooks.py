@@ -4,7 +4,9 @@
 - cli.md: ``aimlib --help`` and every subcommand's;
 - figures.md: the figure registry with the README's images;
 - workflow.md: the README's workflow guide, with its links made relative to the site;
-- tutorial.md: examples/tutorial.ipynb as a page (its cells, without outputs).
+- tutorial.md: examples/tutorial.ipynb as a page (its cells, without outputs);
+
+and adds MathJax to the site from a pinned package, so that equations render offline.
 """
 
 from __future__ import annotations
@@ -88,3 +90,31 @@ def on_pre_build(config, **kwargs) -> None:
         path = OUT / name
         if not path.exists() or path.read_text() != text:  # keep mtimes for `mkdocs serve`
             path.write_text(text)
+
+
+#: MathJax 3 as served by the site itself (no CDN: the equations render offline), from the
+#: pinned ``sphinx-mathjax-offline`` package's copy: the TeX-to-HTML bundle and what it loads
+#: on demand (TeX extensions, fonts, the menu and its accessibility tools).
+MATHJAX_PARTS = ("tex-mml-chtml.js", "input/", "output/chtml", "ui/", "a11y/", "sre/",
+                 "adaptors/")
+
+
+def _mathjax_dir() -> Path:
+    from importlib.metadata import distribution
+
+    dist = distribution("sphinx-mathjax-offline")
+    bundle = next(f for f in dist.files if f.name == "tex-mml-chtml.js")
+    return Path(dist.locate_file(bundle)).parent
+
+
+def on_files(files, config, **kwargs):
+    """Add MathJax's files to the site under ``javascripts/mathjax/``."""
+    from mkdocs.structure.files import File
+
+    src = _mathjax_dir()
+    for path in sorted(src.rglob("*")):
+        rel = path.relative_to(src).as_posix()
+        if path.is_file() and rel.startswith(MATHJAX_PARTS):
+            files.append(File.generated(config, f"javascripts/mathjax/{rel}",
+                                        abs_src_path=str(path)))
+    return files

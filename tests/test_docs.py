@@ -1,5 +1,6 @@
 """The docs site: built with warnings as errors, its generated references complete."""
 
+import re
 import shutil
 import subprocess
 import sys
@@ -63,3 +64,17 @@ def test_mkdocs_build_strict(root, tmp_path):
     api = (site / "api" / "index.html").read_text()
     assert "AMPResult" in api and "estimate" in api
     assert "arithmatex" in (site / "theory" / "index.html").read_text()  # rendered equations
+    # offline: every script and stylesheet is the site's own (MathJax from a pinned package,
+    # with the fonts and extensions it loads on demand), none from a network
+    for page in site.rglob("*.html"):
+        html = page.read_text()
+        remote = re.findall(r'<(?:script|link)[^>]+(?:src|href)="(https?://[^"]+)"', html)
+        assert not remote, (page, remote)
+    theory = (site / "theory" / "index.html").read_text()
+    assert 'src="../javascripts/mathjax/tex-mml-chtml.js"' in theory
+    mj = site / "javascripts" / "mathjax"
+    assert (mj / "tex-mml-chtml.js").stat().st_size > 1_000_000
+    assert (mj / "output" / "chtml" / "fonts" / "woff-v2" / "MathJax_Main-Regular.woff").is_file()
+    assert (mj / "input" / "tex" / "extensions" / "boldsymbol.js").is_file()
+    # code blocks wrap instead of being cut at the right edge
+    assert "white-space: pre-wrap" in (site / "stylesheets" / "extra.css").read_text()
