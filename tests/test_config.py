@@ -188,7 +188,7 @@ def test_paper_preset_has_one_data_job_per_point(root):
                 assert len({tuple(sorted((k, str(v)) for k, v in j.items())) for j in jobs}) \
                     == len(jobs)
     fig1a = cfg.stage_jobs(conf, "fig1a", "amp")
-    assert len(fig1a) == 5 * 32
+    assert len(fig1a) == 18 + 22 + 27 + 31 + 32  # the 32 alphas cut at alpha_bar_max 7
     assert all(j["seeds"] == list(range(4 if j["rho"] < 0.5 else 16)) for j in fig1a)
     assert n_jobs * 8 < n_runs and n_jobs < 2500
 

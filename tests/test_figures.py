@@ -196,6 +196,19 @@ def test_off_axis_triangles_have_a_legend_entry():
     assert "mean below the axis" in [t.get_text() for t in ax.get_legend().get_texts()]
 
 
+def test_fig9_legend_names_a_triangle_of_any_panel():
+    """fig9's one legend (first panel) has an entry for an above-the-axis triangle drawn in
+    another panel."""
+    from aimlib.figures import draw
+
+    aggs = [_agg([0.1, 0.2], [0.4, 0.3], [2, 2], rho=0.5, channel="gaussian", delta=0.0, T=1),
+            _agg([0.1, 0.2], [0.4, 5.0], [2, 2], rho=0.5, channel="gaussian", delta=0.1, T=1)]
+    fig = draw("fig9", {"amp": aggs}, axes={"yscale": "log", "ylim": [1e-3, 1.1]})
+    assert [ln for ln in fig.axes[1].get_lines() if ln.get_marker() == "^"]
+    assert not [ln for ln in fig.axes[0].get_lines() if ln.get_marker() == "^"]
+    assert "mean above the axis" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+
+
 def test_neighbouring_rhos_get_distinct_colours():
     """The widths of a figure are spread over the colormap in their sorted order: 0.2 and 0.3
     in fig2a's list are as far apart as any two neighbours."""
@@ -287,3 +300,27 @@ def test_points_right_of_the_axis_leave_the_figure_unchanged():
     assert images[0].shape == images[1].shape
     np.testing.assert_array_equal(images[0], images[1])
     assert "mean below the axis" in labels  # the on-axis AGD point at 3e-5 is still marked
+
+
+def test_palette_colours_read_on_white():
+    """Every data colour of the palettes has a WCAG contrast of at least 3 against white
+    (viridis' yellow end, tab:orange darkened), and darkening keeps the hue."""
+    import colorsys
+
+    from matplotlib.colors import to_rgb
+
+    from aimlib.figures import plots
+
+    def ratio(c):  # WCAG 2, written out here
+        lin = [x / 12.92 if x <= 0.04045 else ((x + 0.055) / 1.055) ** 2.4 for x in to_rgb(c)]
+        return 1.05 / (0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] + 0.05)
+
+    colours = list(plots.rho_palette([0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0]).values())
+    colours += [plots.rho_color(r) for r in (0.01, 0.3, 1.0, 100.0)]
+    colours += [plots.T_color(T) for T in range(1, 7)] + [plots.beta_color(b) for b in (0.25, 8)]
+    assert min(ratio(c) for c in colours) >= 3.0 - 1e-6
+    assert ratio(plots.with_contrast("tab:orange")) == pytest.approx(3.0, rel=1e-4)
+    h0 = colorsys.rgb_to_hsv(*to_rgb("tab:orange"))[0]
+    assert colorsys.rgb_to_hsv(*to_rgb(plots.with_contrast("tab:orange")))[0] == pytest.approx(
+        h0, abs=0.01)
+    assert plots.with_contrast("tab:blue") == pytest.approx(to_rgb("tab:blue") + (1.0,))

@@ -299,3 +299,16 @@ def test_large_alpha_law_per_token_law(spec):
     if spec == "rademacher":
         assert law.prefactor == pytest.approx(
             asymptotics.large_alpha("hardmax", 0.5).prefactor * (1.5 - 1 / 3) / 1.5, rel=1e-12)
+
+
+@pytest.mark.parametrize("spec,label", [
+    ({"law": "correlated", "c": 1 / 3}, "correlated (c = 1/3)"),
+    ({"law": "correlated", "c": 0.3}, "correlated (c = 0.3)"),
+    ({"law": "correlated", "c": 0.123456}, "correlated (c = 0.123)"),
+    ({"law": "student_t", "nu": 10}, "student_t (nu = 10)"),
+])
+def test_labels_round_to_what_the_parameter_means(spec, label):
+    """Figure labels say c = 1/3, not c = 0.333333 (file names keep six digits)."""
+    t = tokens.make_tokens(spec)
+    assert t.label == label
+    assert t.tag == f"{t.name}{float(spec.get('c', spec.get('nu'))):g}"

@@ -194,7 +194,15 @@ def _check_drawn_data(workdir, fig):
     from aimlib import figures
     from aimlib.state_evolution import usable
 
+    from aimlib.figures.legend import label_overlaps, legend_overlaps
+
     inputs = _figure_inputs(workdir, fig)
+    # as the figure job draws it: the config's axes and style; no legend over data
+    plan = cfg.plan(yaml.safe_load((workdir / "config" / "quick.yaml").read_text()))
+    drawn = figures.draw(fig, inputs, axes=plan.axes(fig), style=plan.style)
+    assert legend_overlaps(drawn) == [], fig
+    assert label_overlaps(drawn) == 0, fig
+    plt.close(drawn)
     figure = figures.draw(fig, inputs)
     ys = _drawn_y(figure)
     checked = 0
@@ -231,10 +239,15 @@ def test_quick_preset_end_to_end(workdir):
     # the cost of this run's jobs before the first, and progress lines that end at all done,
     # in the terminal and in Snakemake's log
     out = res.stdout + res.stderr
-    n = int(re.search(r"estimated cost of this run \((\d+) jobs to run", out).group(1))
+    n = int(re.search(r"estimated cost of this run: the (\d+) jobs Snakemake will run",
+                      out).group(1))
     assert f"all {n}/{n} jobs" in out
     (log,) = (workdir / ".snakemake" / "log").glob("*.snakemake.log")
     assert f"all {n}/{n} jobs" in log.read_text()
+    # the run ends with what it made, where, and the report command
+    assert (f"{len(FIGS)} figures written to figures/ (PNG and PDF): fig1a, fig1b" in out
+            and "The report: snakemake --report report.html --configfile config/quick.yaml"
+            in out), out[-2000:]
     for f in FIGS:
         for ext in ("pdf", "png"):
             p = workdir / "figures" / f"{f}.{ext}"
@@ -311,15 +324,22 @@ def test_code_versions_are_derived_from_each_rules_script(root):
 
 
 def test_slope_fit_of_a_power_law():
-    """fig7's slope fit: exact on a power law, with the error propagated from the means' sems."""
+    """fig7's slope fit: exact on a power law, with the error propagated from the means' sems
+    (weighted least squares, written out); none from two points, nor where the error is more
+    than half the slope."""
     import numpy as np
 
     from aimlib.figures.plots import _slope_fit
 
-    a = np.array([2.0, 4.0])
-    slope, err = _slope_fit(a, 0.1 * a**-2.0, 0.1 * a**-2.0 * np.array([0.1, 0.2]))
+    a = np.array([2.0, 4.0, 8.0])
+    rel = np.array([0.1, 0.2, 0.1])
+    slope, err = _slope_fit(a, 0.1 * a**-2.0, 0.1 * a**-2.0 * rel)
     assert slope == pytest.approx(-2.0, rel=1e-12)
-    assert err == pytest.approx(np.hypot(0.1, 0.2) / np.log(2.0), rel=1e-12)
+    w, x = 1.0 / rel**2, np.log(a)
+    assert err == pytest.approx((w @ x**2 - (w @ x) ** 2 / w.sum()) ** -0.5, rel=1e-12)
+    assert _slope_fit(a[:2], 0.1 * a[:2] ** -2.0, 0.01 * a[:2] ** -2.0) is None
+    # a slope of -0.2 known to +-0.2: not printed
+    assert _slope_fit(a, a**-0.2, 0.3 * a**-0.2) is None
 
 
 UNCONVERGED = """seed: 1

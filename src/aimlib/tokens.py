@@ -95,7 +95,7 @@ class TokenLaw:
     def label(self) -> str:
         """Label in figures and tables."""
         return self.tag if self.PARAM is None else \
-            f"{self.name} ({self.PARAM} = {_fmt(getattr(self, self.PARAM))})"
+            f"{self.name} ({self.PARAM} = {_readable(getattr(self, self.PARAM))})"
 
     @property
     def spec(self) -> str | dict:
@@ -135,6 +135,19 @@ class TokenLaw:
 
 def _fmt(x: float) -> str:
     return f"{float(x):g}"
+
+
+def _readable(x: float) -> str:
+    """A parameter as a person writes it: a simple fraction where it is one (``1/3``, not
+    ``0.333333``), else three significant digits."""
+    from fractions import Fraction
+
+    if float(f"{float(x):.6g}") == float(f"{float(x):.3g}"):  # a short decimal: 0.3, 10, 2.5
+        return f"{float(x):g}"
+    f = Fraction(float(x)).limit_denominator(12)
+    if f.denominator > 1 and abs(float(f) - float(x)) < 1e-9 * max(1.0, abs(float(x))):
+        return f"{f.numerator}/{f.denominator}"
+    return f"{float(x):.3g}"
 
 
 def _inv_sqrt_corr(T: int, c: float) -> np.ndarray:

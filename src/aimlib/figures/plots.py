@@ -26,6 +26,7 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
+from aimlib.figures.legend import tidy
 from aimlib.figures.registry import FIGURES
 from aimlib.channels.softmax import perfect_recovery_alpha_bar
 
@@ -72,15 +73,48 @@ def rho_color(rho: float, style: Mapping | None = None):
         return palette[key]
     lo, hi = (math.log(v) for v in s["rho_range"])
     t = (math.log(rho) - lo) / (hi - lo)
-    return plt.get_cmap(s["cmap"])(0.05 + 0.85 * min(max(t, 0.0), 1.0))
+    return with_contrast(plt.get_cmap(s["cmap"])(0.05 + 0.85 * min(max(t, 0.0), 1.0)))
+
+
+#: Least contrast ratio of a data colour against the white background (WCAG 2's ratio of
+#: relative luminances; 3 is its minimum for graphics).
+MIN_CONTRAST = 3.0
+
+
+def _luminance(rgb) -> float:
+    """WCAG 2 relative luminance of an sRGB colour."""
+    c = np.asarray(rgb[:3], dtype=float)
+    lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return float(lin @ [0.2126, 0.7152, 0.0722])
+
+
+def contrast_on_white(rgb) -> float:
+    """WCAG 2 contrast ratio of a colour against white."""
+    return 1.05 / (_luminance(rgb) + 0.05)
+
+
+def with_contrast(rgba, ratio: float = MIN_CONTRAST):
+    """The colour, darkened (same hue, linear RGB scaled) just enough to reach ``ratio``
+    against white: the light end of a colormap (viridis' yellow) stays readable."""
+    from matplotlib.colors import to_rgba
+
+    rgba = to_rgba(rgba)
+    if contrast_on_white(rgba) >= ratio:
+        return rgba
+    c = np.asarray(rgba[:3], dtype=float)
+    lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    lin *= (1.05 / ratio - 0.05) / _luminance(rgba) * (1 - 1e-9)
+    srgb = np.where(lin <= 0.0031308, 12.92 * lin, 1.055 * lin ** (1 / 2.4) - 0.055)
+    return (*np.clip(srgb, 0.0, 1.0), rgba[3])
 
 
 def rho_palette(rhos, cmap: str = "viridis") -> dict:
     """One colour per distinct finite width, evenly spaced over ``cmap`` in sorted order (from
-    0.0 to 0.9 of the map: viridis' yellow end is hard to see on white)."""
+    0.0 to 0.9 of the map), each darkened where needed to a contrast of :data:`MIN_CONTRAST`
+    on white (:func:`with_contrast`)."""
     vals = sorted({round(float(r), 9) for r in rhos if np.isfinite(float(r))})
     cm = plt.get_cmap(cmap)
-    return {v: cm(0.9 * i / max(len(vals) - 1, 1)) for i, v in enumerate(vals)}
+    return {v: with_contrast(cm(0.9 * i / max(len(vals) - 1, 1))) for i, v in enumerate(vals)}
 
 
 def _figure_rhos(inputs) -> list[float]:
@@ -101,13 +135,13 @@ T_COLORS = ("tab:brown", "tab:blue", "tab:orange", "tab:green", "tab:red", "tab:
 def T_color(T: int):
     """Colour of sequence length ``T`` (for the figures that vary T at fixed rho): adjacent T
     get clearly different colours."""
-    return T_COLORS[(int(T) - 1) % len(T_COLORS)]
+    return with_contrast(T_COLORS[(int(T) - 1) % len(T_COLORS)])
 
 
 def beta_color(beta: float):
     """Colour of an inverse temperature ``beta`` (log scale between 0.25 and 8)."""
     t = (math.log(beta) - math.log(0.25)) / (math.log(8.0) - math.log(0.25))
-    return plt.get_cmap("cividis")(0.1 + 0.8 * min(max(t, 0.0), 1.0))
+    return with_contrast(plt.get_cmap("cividis")(0.1 + 0.8 * min(max(t, 0.0), 1.0)))
 
 
 def _inputs(inputs: Inputs, *kinds: str) -> list[list[xr.Dataset]]:
@@ -144,6 +178,7 @@ def _styled(draw_fn):
                  "rho_palette": rho_palette(_figure_rhos(inputs), _style(style)["cmap"])}
         with plt.rc_context(rc):
             fig = draw_fn(inputs, axes=axes, style=style)
+            tidy(fig)  # no label over a label, no legend over data (aimlib.figures.legend)
         fig.aimlib_rc = rc  # save() renders under the same settings (mathtext is drawn late)
         return fig
 
@@ -301,7 +336,7 @@ def _amp_markers(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=N
             y = m if k > 0 else ma
             if k < n and np.isfinite(y):
                 ax.annotate(f"{k}/{n}", xy=(xv, y), xytext=(3, 3), textcoords="offset points",
-                            fontsize=style["font_size"] - 4, color=color)
+                            fontsize=style["font_size"] - 2, color=color)
                 _mark(ax, "counts")
         none = (conv == 0) & np.isfinite(mean_all)
         if none.any():
@@ -542,16 +577,43 @@ def fig6(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     return fig
 
 
+#: A fitted exponent is drawn and printed only from at least this many points (one more than
+#: the fit's two parameters: a line through two points says nothing about a power law) ...
+FIT_MIN_POINTS = 3
+#: ... and only where its standard error is at most this fraction of its size (otherwise the
+#: data do not determine it, and the figure says nothing rather than a number).
+FIT_MAX_REL_ERR = 0.5
+
+
+def supported_fit(n_points: int, value: float, err: float) -> bool:
+    """Whether a fitted exponent ``value +- err`` from ``n_points`` points means something
+    (:data:`FIT_MIN_POINTS`, :data:`FIT_MAX_REL_ERR`)."""
+    return (n_points >= FIT_MIN_POINTS and math.isfinite(value) and math.isfinite(err)
+            and err <= FIT_MAX_REL_ERR * abs(value))
+
+
+def estimate_text(value: float, err: float) -> str:
+    """``value \\pm err`` (TeX) rounded to the error's first significant digit (two where it
+    starts with 1): the digits the data determine and no more."""
+    if not (math.isfinite(err) and err > 0):
+        return f"{value:.3g}"
+    lead = err / 10 ** math.floor(math.log10(err))
+    digits = max(0, -math.floor(math.log10(err)) + (1 if lead < 2 else 0))
+    return rf"{value:.{digits}f}\pm{err:.{digits}f}"
+
+
 def _slope_fit(alpha: np.ndarray, mean: np.ndarray, sem: np.ndarray):
     """Weighted least-squares slope of ``log mean`` against ``log alpha`` and its standard error
-    (weights from the standard error of each mean); ``None`` below two points."""
+    (weights from the standard error of each mean); ``None`` where the data do not support a
+    fit (:func:`supported_fit`: fewer than three points, or an error above half the slope)."""
     ok = np.isfinite(mean) & (mean > 0) & np.isfinite(sem)
-    if ok.sum() < 2:
+    if ok.sum() < FIT_MIN_POINTS:
         return None
     x, y = np.log(alpha[ok]), np.log(mean[ok])
     sig = np.maximum(sem[ok] / mean[ok], 1e-3)  # relative error of each mean, floored
     coef, cov = np.polyfit(x, y, 1, w=1.0 / sig, cov="unscaled")
-    return float(coef[0]), float(math.sqrt(cov[0, 0]))
+    slope, err = float(coef[0]), float(math.sqrt(cov[0, 0]))
+    return (slope, err) if supported_fit(int(ok.sum()), slope, err) else None
 
 
 @_styled
@@ -586,7 +648,7 @@ def fig7(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
         rho = float(agg.attrs["rho"])
         n = np.maximum(agg["n_converged"].values, 1)
         fit = _slope_fit(agg["alpha"].values, agg["mean"].values, agg["std"].values / np.sqrt(n))
-        fit_text = rf": slope ${fit[0]:.2f}\pm{fit[1]:.2f}$" if fit else ""
+        fit_text = rf": slope ${estimate_text(*fit)}$" if fit else ""
         _amp_markers(ax, [agg], "alpha", s, filled=True,
                      label=rf"AMP $d={agg.attrs['d']}$, $\rho={_fmt_rho(rho)}$" + fit_text)
         a = agg["alpha"].values
@@ -655,7 +717,8 @@ def _rank_colors(values, cmap: str = "viridis"):
     """Evenly spaced colours for sorted distinct values (so that any set of d is told apart)."""
     vals = sorted(set(values))
     cm = plt.get_cmap(cmap)
-    return {v: cm(0.05 + 0.85 * i / max(len(vals) - 1, 1)) for i, v in enumerate(vals)}
+    return {v: with_contrast(cm(0.05 + 0.85 * i / max(len(vals) - 1, 1)))
+            for i, v in enumerate(vals)}
 
 
 @_styled
@@ -727,9 +790,10 @@ def _fig3_gap_panels(ax_gap, ax_ext, finite_size, s) -> None:
             ok = np.isfinite(gap)
             if not ok.any():
                 continue
-            fitted = bool(p["fit_success"])
             slope, err = float(p["slope"]), float(p["slope_err"])
-            fit_text = rf"$k={slope:.2f}\pm{err:.2f}$" if fitted else "no fit"
+            # a fit only where the d's support one (aimlib.figures.plots.supported_fit)
+            fitted = bool(p["fit_success"]) and supported_fit(int(ok.sum()), slope, err)
+            fit_text = rf"$k={estimate_text(slope, err)}$" if fitted else "too few d for a fit"
             label = rf"{method} {channel} $\alpha={alpha:g}$: {fit_text}"
             mk = dict(fmt=marker, color=color, mfc=color if filled else "none",
                       ms=s["marker_size"], capsize=1.5, elinewidth=0.8, ls="none")
@@ -832,7 +896,11 @@ def fig9(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
         rho = float(curves[0].attrs["rho"]) if curves else float("nan")
         ax.set_xlabel(r"$\alpha = n/d^2$")
         ax.set_title(rf"Gaussian channel, $\rho={_fmt_rho(rho)}$, $\Delta={delta:g}$")
-    axs[0, 0].legend(loc="lower left", frameon=False, fontsize=s["font_size"] - 3, ncol=1)
+    # one legend for the panels: every marker kind any panel shows (a triangle off the axis
+    # in the last panel too)
+    axs[0, 0].aimlib_kinds = list(dict.fromkeys(
+        k for a in axs.flat for k in getattr(a, "aimlib_kinds", [])))
+    _legend(axs[0, 0], loc="lower left", frameon=False, fontsize=s["font_size"] - 3, ncol=1)
     axs[0, 0].set_ylabel("estimation error")
     return fig
 
