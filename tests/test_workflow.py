@@ -192,9 +192,8 @@ def _check_drawn_data(workdir, fig):
     import numpy as np
 
     from aimlib import figures
-    from aimlib.state_evolution import usable
-
     from aimlib.figures.legend import label_overlaps, legend_overlaps
+    from aimlib.state_evolution import usable
 
     inputs = _figure_inputs(workdir, fig)
     # as the figure job draws it: the config's axes and style; no legend over data
