@@ -3,7 +3,6 @@
 - configuration.md: every config key from the completed schema;
 - cli.md: ``aimlib --help`` and every subcommand's;
 - figures.md: the figure registry with the README's images;
-- workflow.md: the README's workflow guide, with its links made relative to the site;
 - tutorial.md: examples/tutorial.ipynb as a page (its cells, without outputs);
 
 and adds MathJax to the site from a pinned package, so that equations render offline.
@@ -36,18 +35,6 @@ IMAGES = {
 }
 
 
-def _workflow_guide() -> str:
-    """README from "## The workflow" to "## The figures", links rewritten for the site."""
-    text = (ROOT / "README.md").read_text()
-    start = text.index("## The workflow")
-    end = text.index("## The figures")
-    body = "# Workflow guide\n\n" + text[start:end].replace("## The workflow", "", 1)
-    body = body.replace("](docs/theory.md", "](../theory.md")
-    # links into the repository (sources, configs) become plain code: the site has no copy
-    body = re.sub(r"\[([^\]]+)\]\((?!https?://|\.\./|#)([^)]+)\)", r"\1 (`\2`)", body)
-    return body
-
-
 def _tutorial() -> str:
     """The tutorial notebook's cells as Markdown (the notebook itself is run by the tests)."""
     import json
@@ -72,6 +59,8 @@ def on_pre_build(config, **kwargs) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     img = OUT / "img"
     img.mkdir(exist_ok=True)
+    for src in sorted((ROOT / "figures" / "readme").glob("*.png")):  # the results page's too
+        shutil.copy(src, img / src.name)
     images = {}
     for fig, entries in IMAGES.items():
         for name, caption in entries:
@@ -83,7 +72,6 @@ def on_pre_build(config, **kwargs) -> None:
         "configuration.md": config_reference(ROOT / "config" / "schema.yaml"),
         "cli.md": cli_reference(),
         "figures.md": figure_gallery(images),
-        "workflow.md": _workflow_guide(),
         "tutorial.md": _tutorial(),
     }
     for name, text in pages.items():

@@ -1,5 +1,6 @@
-"""The README cannot go stale: its job counts and costs are the workflow's, its commands run in
-the installed environment as typed, and its CLI examples print the numbers it states."""
+"""The README and the docs pages it points to cannot go stale: their job counts and costs are the
+workflow's, their commands run in the installed environment as typed, and their CLI examples
+print the numbers they state; the README stays a short front page."""
 
 import re
 import shlex
@@ -17,9 +18,32 @@ PRESETS = {"quick": "config/quick.yaml", "paper": "config/config.yaml",
            "paper_lite": "config/paper_lite.yaml"}
 
 
+#: The pages a user reads besides the theory: the README and the docs pages it points to.
+PAGES = ("README.md", "docs/cost.md", "docs/results.md", "docs/workflow.md", "docs/testing.md",
+         "docs/layout.md", "docs/index.md")
+
+
 @pytest.fixture(scope="module")
 def readme(root) -> str:
-    return (root / "README.md").read_text()
+    """Every page's text, one after the other (the checks below apply to each)."""
+    return "\n".join((root / p).read_text() for p in PAGES)
+
+
+def test_readme_is_a_short_front_page(root):
+    """About 200 lines: what aimlib is, the corrections, install and test, the quick and paper
+    presets, the CLI and library in a few lines, what to do when something goes wrong, and
+    links to the rest, each of which exists."""
+    text = (root / "README.md").read_text()
+    assert len(text.splitlines()) <= 220
+    heads = [ln for ln in text.splitlines() if ln.startswith("## ")]
+    assert heads == ["## Install and test", "## The quick preset: every figure in minutes",
+                     "## The paper preset, and a cluster", "## The command line and the library",
+                     "## When something goes wrong", "## Where the rest is"]
+    for link in re.findall(r"\]\(([^)#]+)", text):
+        assert (root / link).exists(), link
+    # the module paths it names are real ones
+    for mod in re.findall(r"`(aimlib(?:\.\w+)+)`", text):
+        __import__(mod)
 
 
 def _estimate(root, preset):
@@ -33,6 +57,8 @@ def test_stated_job_counts_and_costs_are_the_workflows(root, readme):
     marks = re.findall(r"<!-- readme-check: (\w+)\.(\w+) -->\s*([0-9][0-9,.]*)", readme)
     assert {(p, w) for p, w, _ in marks} >= {("quick", "jobs"), ("paper", "jobs"),
                                               ("paper", "cpu_hours")}
+    # a number stated on two pages is checked on both
+    assert sum(w == "cpu_hours" and p == "paper" for p, w, _ in marks) >= 2
     for preset, what, stated in marks:
         est = _estimate(root, preset)
         value = float(stated.replace(",", ""))

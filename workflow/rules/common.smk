@@ -160,7 +160,7 @@ def figure_inputs(wildcards):
 
 
 # ---------------------------------------------------------------------------------------------
-# resources: computed from each job's d, T and n (aimlib.resources), scaled by the retry attempt
+# resources: computed from each job's d, T and n (aimlib.algorithms.resources), scaled by the retry attempt
 # ---------------------------------------------------------------------------------------------
 def _data_request(stage):
     def get(wildcards, attempt):

@@ -164,7 +164,7 @@ class Algorithm:
     @classmethod
     def resources(cls, d: int, n: int, T: int, r: int, channel: str, opts: dict, *,
                   runs: int = 1, attempt: int = 1):
-        """The :class:`aimlib.resources.Resources` of ``runs`` runs in series."""
+        """The :class:`aimlib.algorithms.resources.Resources` of ``runs`` runs in series."""
         raise NotImplementedError
 
     @classmethod

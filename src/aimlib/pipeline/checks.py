@@ -16,7 +16,7 @@ __all__ = ["check", "check_schema", "validate", "schema", "fill_defaults", "reso
 
 
 def _positive(v, key: str) -> None:
-    """:func:`aimlib.validation.check_positive` with the error as a :class:`ConfigError`."""
+    """:func:`aimlib.core.validation.check_positive` with the error as a :class:`ConfigError`."""
     try:
         check_positive(v, key)
     except ValueError as e:
@@ -315,7 +315,7 @@ def schema(schema_path) -> dict:
 
 def fill_defaults(config: dict) -> dict:
     """Fill in, in place, the defaults a config may omit: ``se.tol`` and the AMP and GD options
-    of every experiment (:mod:`aimlib.options`), so that the resolved config recorded with every
+    of every experiment (:mod:`aimlib.core.options`), so that the resolved config recorded with every
     result says what was run."""
     from aimlib.core.options import resolve
 

@@ -1,6 +1,6 @@
 """What a configuration costs: jobs and CPU-hours per figure, and each data job's request,
-from the job plan (:mod:`aimlib.config`) and the algorithm registry's per-run models
-(:mod:`aimlib.algorithms`, :mod:`aimlib.resources`).
+from the job plan (:mod:`aimlib.pipeline.config`) and the algorithm registry's per-run models
+(:mod:`aimlib.algorithms`, :mod:`aimlib.algorithms.resources`).
 
 :func:`planned_jobs` lists every job of a configuration with its output file and its expected
 seconds; :func:`estimate` adds them up, over every job or over the jobs of one run (those whose
@@ -29,7 +29,7 @@ SE_POINT_SECONDS = 0.004
 
 
 def data_job(group, alpha: float, opts: dict, *, attempt: int = 1) -> Resources:
-    """Request of one data job of the plan: ``group`` (:class:`aimlib.config.Group`, whose
+    """Request of one data job of the plan: ``group`` (:class:`aimlib.pipeline.config.Group`, whose
     ``stage`` names its algorithm) at ``alpha``, every seed, with the experiment's options."""
     from aimlib.algorithms import ALGORITHMS
     from aimlib.model import sizes
@@ -88,7 +88,7 @@ class CostEstimate:
         CPU-minutes and minutes where the total is below an hour)."""
         total = sum(self.cpu_hours.values())
         unit, scale = ("CPU-h", 1.0) if total >= 1 else ("CPU-min", 60.0)
-        lines = [f"aimlib: estimated cost {self.scope} (aimlib.cost.estimate)"]
+        lines = [f"aimlib: estimated cost {self.scope} (aimlib.pipeline.cost.estimate)"]
         gpu = self.gpu_hours or {}
         for name in self.jobs:
             if not self.jobs[name]:
