@@ -58,7 +58,8 @@ def test_mkdocs_build_strict(root, tmp_path):
     site = tmp_path / "site"
     for page in ("index.html", "theory/index.html", "api/index.html",
                  "generated/configuration/index.html", "generated/cli/index.html",
-                 "generated/figures/index.html", "generated/workflow/index.html",
+                 "generated/figures/index.html", "workflow/index.html", "results/index.html",
+                 "cost/index.html", "testing/index.html", "layout/index.html",
                  "generated/tutorial/index.html"):
         assert (site / page).is_file(), page
     api = (site / "api" / "index.html").read_text()

@@ -315,8 +315,8 @@ def schema(schema_path) -> dict:
 
 def fill_defaults(config: dict) -> dict:
     """Fill in, in place, the defaults a config may omit: ``se.tol`` and the AMP and GD options
-    of every experiment (:mod:`aimlib.core.options`), so that the resolved config recorded with every
-    result says what was run."""
+    of every experiment (:mod:`aimlib.core.options`), so that the resolved config recorded with
+    every result says what was run."""
     from aimlib.core.options import resolve
 
     config.setdefault("se", {}).setdefault("tol", SE_TOL)
