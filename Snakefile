@@ -14,6 +14,7 @@ if not workflow.overwrite_configfiles:
 # One line naming the key, the value and the rule it breaks (the schema completed from the channel
 # registry); then the library's defaults for what the config leaves out.
 import atexit
+import os
 import sys
 import time
 
@@ -23,7 +24,7 @@ from aimlib.pipeline.config import ConfigError, validate
 from aimlib.pipeline.cost import dag_outputs, planned_jobs, print_run_cost, snakemake_mode
 from aimlib.pipeline.integrity import repair
 from aimlib.pipeline.jobs import warm_numba_cache
-from aimlib.pipeline.tracking import cores_given, end_of_run, start_run
+from aimlib.pipeline.tracking import checkout_commit, cores_given, end_of_run, start_run
 
 try:
     validate(config, workflow.source_path("config/schema.yaml"))
@@ -43,6 +44,11 @@ include: "workflow/rules/figures.smk"
 
 if workflow.is_main_process:
     _MODE = snakemake_mode(sys.argv)
+    # what made the figures, for their metadata (workflow/scripts/figure.py): the jobs inherit it
+    os.environ["AIMLIB_COMMIT"] = checkout_commit(workflow.basedir)
+    os.environ["AIMLIB_CONFIGFILES"] = ",".join(
+        os.path.relpath(c) for c in workflow.overwrite_configfiles or ()
+    )
     # No silent holes: corrupt caches moved aside, and whatever was made from a missing cache
     # removed, before Snakemake builds its DAG (it does not remake a missing intermediate file
     # on its own). A dry run, a report or a lint only says what a run would do.

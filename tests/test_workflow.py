@@ -247,10 +247,15 @@ def test_quick_preset_end_to_end(workdir):
     assert (f"{len(FIGS)} figures written to figures/ (PNG and PDF): fig1a, fig1b" in out
             and "The report: snakemake --report report.html --configfile config/quick.yaml"
             in out), out[-2000:]
+    from PIL import Image
+
     for f in FIGS:
         for ext in ("pdf", "png"):
             p = workdir / "figures" / f"{f}.{ext}"
             assert p.is_file() and p.stat().st_size > 10_000, p
+        # what made it: the checkout's commit (the copy is no git checkout) and the config
+        assert Image.open(workdir / "figures" / f"{f}.png").text["Source"].endswith(
+            f"commit unknown, configfile config/quick.yaml, figure {f}")
     se = sorted((workdir / "data" / "se").rglob("*.nc"))
     assert se
     with xr.open_dataset(se[0]) as ds:

@@ -15,8 +15,14 @@ sm = snakemake  # noqa: F821  (injected by Snakemake)
 with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     inputs = {kind: [read_cache(p) for p in sm.input[kind]] for kind in sm.input.keys()}
     fig = figures.draw(sm.wildcards.fig, inputs, axes=sm.params.axes, style=sm.params.style)
+    # what made it, in the files' metadata (the Snakefile exports the commit and config files;
+    # not a parameter, so that a checkout elsewhere does not re-draw every figure)
+    made_by = figures.provenance(sm.wildcards.fig,
+                                 [c for c in os.environ.get("AIMLIB_CONFIGFILES", "").split(",")
+                                  if c], os.environ.get("AIMLIB_COMMIT"))
     figures.save(fig, [sm.output.pdf, sm.output.png],
-                 dpi=sm.params.style.get("dpi", figures.DEFAULT_STYLE["dpi"]))
+                 dpi=sm.params.style.get("dpi", figures.DEFAULT_STYLE["dpi"]),
+                 provenance=made_by)
     log.info("wrote %s and %s", sm.output.pdf, sm.output.png)
 
 end_job()  # skip the interpreter's teardown (aimlib.pipeline.jobs.end_job)

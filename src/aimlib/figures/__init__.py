@@ -20,6 +20,7 @@ from aimlib.figures.plots import (
     fig7,
     fig8,
     fig9,
+    provenance,
     rho_color,
     save,
 )
@@ -27,4 +28,4 @@ from aimlib.figures.registry import FIGURES, INPUT_KINDS, FigureSpec, caption
 
 __all__ = ["DEFAULT_STYLE", "DRAW", "FIGURES", "INPUT_KINDS", "FigureSpec", "T_color",
            "beta_color", "caption", "draw", "fig1a", "fig1b", "fig2a", "fig2b", "fig3", "fig4",
-           "fig5", "fig6", "fig7", "fig8", "fig9", "rho_color", "save"]
+           "fig5", "fig6", "fig7", "fig8", "fig9", "provenance", "rho_color", "save"]

@@ -1149,20 +1149,37 @@ def fig_steps(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | N
     return fig
 
 
-def save(fig, paths: Sequence[str | os.PathLike], dpi: int | None = None) -> None:
-    """Save ``fig`` to each path (format from the suffix), atomically, then close it."""
+def save(fig, paths: Sequence[str | os.PathLike], dpi: int | None = None, *,
+         provenance: str | None = None) -> None:
+    """Save ``fig`` to each path (format from the suffix), atomically, then close it.
+
+    ``provenance`` (what made the figure: the commit and the config, :func:`provenance`) is
+    written into the files' metadata: the PNG's ``Source`` text chunk, the PDF's ``Subject``.
+    """
     with plt.rc_context(getattr(fig, "aimlib_rc", {})):
-        _save(fig, paths, dpi)
+        _save(fig, paths, dpi, provenance)
     plt.close(fig)
 
 
-def _save(fig, paths, dpi) -> None:
+def provenance(figure: str, configfiles=(), commit: str | None = None) -> str:
+    """One line saying what made a figure: aimlib's version, the commit of the checkout (with
+    ``+changes`` where its tracked files differ from it), the config file(s) and the figure."""
+    from aimlib import __version__
+
+    cf = ", ".join(str(c) for c in configfiles) or "config/config.yaml"
+    return (f"aimlib {__version__}, commit {commit or 'unknown'}, configfile {cf}, "
+            f"figure {figure}")
+
+
+def _save(fig, paths, dpi, source=None) -> None:
     from aimlib.pipeline.io import atomic_write
 
     for p in paths:
         p = Path(p)
         fmt = p.suffix[1:]
         meta = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
+        if source:
+            meta["Subject" if fmt == "pdf" else "Source"] = source
         atomic_write(p, lambda tmp, fmt=fmt, meta=meta: fig.savefig(tmp, dpi=dpi, format=fmt,
                                                                       metadata=meta))
 

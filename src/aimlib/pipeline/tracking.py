@@ -217,6 +217,22 @@ def progress_line(run: dict, done: dict, output: str, now: float | None = None) 
             f"{_fmt_hours(left)} left at {run.get('cores', 1)} cores ({how})")
 
 
+def checkout_commit(path=".") -> str:
+    """The git commit of the checkout at ``path``, with ``+changes`` where its tracked files
+    differ from it; ``"unknown"`` outside a git checkout (an unpacked release)."""
+    import subprocess
+
+    try:
+        sha = subprocess.run(["git", "-C", str(path), "rev-parse", "--short=12", "HEAD"],
+                             capture_output=True, text=True, timeout=10, check=True).stdout
+        dirty = subprocess.run(["git", "-C", str(path), "status", "--porcelain",
+                                "--untracked-files=no"], capture_output=True, text=True,
+                               timeout=10, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return sha.strip() + ("+changes" if dirty.strip() else "")
+
+
 def end_of_run(outputs, configfiles=(), *, started: float | None = None) -> str:
     """The line a successful run ends with: the figures it wrote, where they are, and the
     command that makes the report of the same configuration.
