@@ -342,3 +342,25 @@ def test_a_saved_figure_records_what_made_it(tmp_path):
     assert b"commit 0123456789ab" in (tmp_path / "a.pdf").read_bytes()
     figures.save(figures.draw("fig1a", {"amp": [agg]}), [tmp_path / "b.png"], dpi=40)
     assert "Source" not in Image.open(tmp_path / "b.png").text
+
+
+def test_every_published_image_says_what_made_it(root):
+    """Each image of figures/readme/ is listed with its figure, an existing config file and a
+    commit; where the PNG records what made it, the two agree."""
+    import re
+
+    import yaml
+    from PIL import Image
+
+    from aimlib.figures.registry import FIGURES
+
+    listed = yaml.safe_load((root / "figures" / "readme" / "provenance.yaml").read_text())
+    images = sorted(p.name for p in (root / "figures" / "readme").glob("*.png"))
+    assert sorted(listed) == images
+    for name, entry in listed.items():
+        assert entry["figure"] in FIGURES and (root / entry["config"]).is_file(), name
+        assert re.fullmatch(r"[0-9a-f]{7,12}(\+changes)?", str(entry["commit"])), name
+        source = Image.open(root / "figures" / "readme" / name).text.get("Source")
+        if source:
+            assert source.endswith(f"commit {entry['commit']}, configfile {entry['config']}, "
+                                   f"figure {entry['figure']}"), (name, source)

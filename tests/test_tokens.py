@@ -312,3 +312,12 @@ def test_labels_round_to_what_the_parameter_means(spec, label):
     t = tokens.make_tokens(spec)
     assert t.label == label
     assert t.tag == f"{t.name}{float(spec.get('c', spec.get('nu'))):g}"
+
+
+def test_figure_legends_read_the_law_from_its_file_tag():
+    """fig10's legend reads the law from the cache's six-digit tag: c = 1/3, not 0.333333."""
+    from aimlib.figures.plots import _law_label
+
+    assert _law_label("correlated0.333333") == "correlated ($c=1/3$)"
+    assert _law_label("student_t10") == r"student_t ($\nu=10$)"
+    assert _law_label("rademacher") == "rademacher"

@@ -29,7 +29,7 @@ from typing import ClassVar
 
 import numpy as np
 
-__all__ = ["TokenLaw", "Gaussian", "Rademacher", "Uniform", "StudentT", "Correlated",
+__all__ = ["readable", "TokenLaw", "Gaussian", "Rademacher", "Uniform", "StudentT", "Correlated",
            "IndexLaw", "TOKEN_LAWS", "make_tokens", "GAUSSIAN"]
 
 
@@ -95,7 +95,7 @@ class TokenLaw:
     def label(self) -> str:
         """Label in figures and tables."""
         return self.tag if self.PARAM is None else \
-            f"{self.name} ({self.PARAM} = {_readable(getattr(self, self.PARAM))})"
+            f"{self.name} ({self.PARAM} = {readable(getattr(self, self.PARAM))})"
 
     @property
     def spec(self) -> str | dict:
@@ -137,7 +137,7 @@ def _fmt(x: float) -> str:
     return f"{float(x):g}"
 
 
-def _readable(x: float) -> str:
+def readable(x: float) -> str:
     """A parameter as a person writes it: a simple fraction where it is one (``1/3``, not
     ``0.333333``), else three significant digits."""
     from fractions import Fraction
@@ -145,7 +145,8 @@ def _readable(x: float) -> str:
     if float(f"{float(x):.6g}") == float(f"{float(x):.3g}"):  # a short decimal: 0.3, 10, 2.5
         return f"{float(x):g}"
     f = Fraction(float(x)).limit_denominator(12)
-    if f.denominator > 1 and abs(float(f) - float(x)) < 1e-9 * max(1.0, abs(float(x))):
+    # within the six digits of a file tag (0.333333 is 1/3)
+    if f.denominator > 1 and abs(float(f) - float(x)) < 1e-6 * max(1.0, abs(float(x))):
         return f"{f.numerator}/{f.denominator}"
     return f"{float(x):.3g}"
 

@@ -109,36 +109,53 @@ def legend_overlaps(fig) -> list[tuple[int, int]]:
 def place_legends(fig) -> None:
     """Move each axes' legend off the data: its own location if clear, else the first clear
     one of :data:`INSIDE_LOCATIONS`, else beside the axes (right of a lone axes, the figure
-    widened to keep the axes' size; below one of several)."""
+    widened to keep the axes' size; below one of several).  A legend moved beside its axes
+    changes the layout, so the others are checked again on the new one."""
     if not any(ax.get_legend() is not None for ax in fig.axes):
         return
-    fig.canvas.draw()  # the layout (constrained) settles here; legends inside do not move it
-    renderer = fig.canvas.get_renderer()
-    outside = []
-    for ax in fig.axes:
-        leg = ax.get_legend()
-        if leg is None or not leg.get_visible() or _anchored_outside(leg):
-            continue
-        pts, texts = _data_points(ax, renderer)
-        if not _overlap(leg, pts, texts, renderer):
-            continue
-        for loc in INSIDE_LOCATIONS:
-            leg.set_loc(loc)
+    below: list = []  # legends put under their axes: kept clear of the x label as it moves
+    for _ in range(4):
+        fig.canvas.draw()  # the layout settles here; legends inside the axes do not move it
+        renderer = fig.canvas.get_renderer()
+        moved = False
+        for ax in below:
+            y = _under(ax, renderer)
+            if abs(y - ax.get_legend().get_bbox_to_anchor().transformed(
+                    ax.transAxes.inverted()).y0) > 0.005:
+                ax.get_legend().set_bbox_to_anchor((0.5, y), transform=ax.transAxes)
+                moved = True
+        outside = []
+        for ax in fig.axes:
+            leg = ax.get_legend()
+            if leg is None or not leg.get_visible() or _anchored_outside(leg):
+                continue
+            pts, texts = _data_points(ax, renderer)
             if not _overlap(leg, pts, texts, renderer):
-                break
-        else:
-            outside.append(ax)
-    for ax in outside:
-        leg = ax.get_legend()
-        if len(fig.axes) == 1:
-            leg.set_loc("upper left")
-            leg.set_bbox_to_anchor((1.02, 1.0), transform=ax.transAxes)
-            fig.set_figwidth(fig.get_figwidth() * 1.45)
-        else:
-            leg.set_loc("upper center")
-            leg.set_bbox_to_anchor((0.5, -0.18), transform=ax.transAxes)
-    if outside:
-        fig.canvas.draw()
+                continue
+            for loc in INSIDE_LOCATIONS:
+                leg.set_loc(loc)
+                if not _overlap(leg, pts, texts, renderer):
+                    break
+            else:
+                outside.append(ax)
+        if not outside and not moved:
+            return
+        for ax in outside:
+            leg = ax.get_legend()
+            if len(fig.axes) == 1:
+                leg.set_loc("upper left")
+                leg.set_bbox_to_anchor((1.02, 1.0), transform=ax.transAxes)
+                fig.set_figwidth(fig.get_figwidth() * 1.45)
+            else:  # below the axes, clear of its tick labels and x label
+                leg.set_loc("upper center")
+                leg.set_bbox_to_anchor((0.5, _under(ax, renderer)), transform=ax.transAxes)
+                below.append(ax)
+
+
+def _under(ax, renderer) -> float:
+    """The height, in axes coordinates, just under an axes' tick labels and x label."""
+    box = ax.xaxis.get_tightbbox(renderer)
+    return (box.y0 - ax.bbox.y0) / ax.bbox.height - 0.03 if box is not None else -0.2
 
 
 def _anchored_outside(leg) -> bool:
@@ -171,8 +188,9 @@ def label_overlaps(fig) -> int:
 
 
 def separate_labels(fig) -> None:
-    """Stack overlapping point labels: each label that overlaps one placed before it (in order
-    of height) moves up by whole label heights until it is clear."""
+    """Move apart overlapping point labels: each label that overlaps one placed before it (in
+    order of height) moves by whole label heights, up or down, whichever clear place inside
+    its axes is nearest."""
     labels = [t for ax in fig.axes for t in _labels(ax)]
     if len(labels) < 2:
         return
@@ -180,14 +198,22 @@ def separate_labels(fig) -> None:
     renderer = fig.canvas.get_renderer()
     for ax in fig.axes:
         placed = []
+        inside = ax.get_window_extent(renderer)
         for t in sorted(_labels(ax), key=lambda t: t.get_window_extent(renderer).y0):
-            for _ in range(20):
-                box = t.get_window_extent(renderer)
-                if not any(box.overlaps(b) for b in placed):
-                    break
+            box = t.get_window_extent(renderer)
+            if any(box.overlaps(b) for b in placed):
                 dx, dy = t.xyann
-                t.xyann = (dx, dy + box.height * 72.0 / fig.dpi + 1.0)
-            placed.append(t.get_window_extent(renderer))
+                step = box.height * 72.0 / fig.dpi + 1.0  # points
+                for k in (1, -1, 2, -2, 3, -3, 4, -4):
+                    t.xyann = (dx, dy + k * step)
+                    box = t.get_window_extent(renderer)
+                    if (not any(box.overlaps(b) for b in placed) and box.y0 >= inside.y0
+                            and box.y1 <= inside.y1):
+                        break
+                else:
+                    t.xyann = (dx, dy + step)
+                    box = t.get_window_extent(renderer)
+            placed.append(box)
 
 
 def tidy(fig) -> None:

@@ -793,7 +793,7 @@ def _fig3_gap_panels(ax_gap, ax_ext, finite_size, s) -> None:
             slope, err = float(p["slope"]), float(p["slope_err"])
             # a fit only where the d's support one (aimlib.figures.plots.supported_fit)
             fitted = bool(p["fit_success"]) and supported_fit(int(ok.sum()), slope, err)
-            fit_text = rf"$k={estimate_text(slope, err)}$" if fitted else "too few d for a fit"
+            fit_text = rf"$k={estimate_text(slope, err)}$" if fitted else "k not determined"
             label = rf"{method} {channel} $\alpha={alpha:g}$: {fit_text}"
             mk = dict(fmt=marker, color=color, mfc=color if filled else "none",
                       ms=s["marker_size"], capsize=1.5, elinewidth=0.8, ls="none")
@@ -980,8 +980,10 @@ def _law_label(tag: str) -> str:
 
     for name, cls in TOKEN_LAWS.items():
         if tag.startswith(name) and cls.PARAM and tag != name:
+            from aimlib.tokens import readable
+
             sym = r"\nu" if cls.PARAM == "nu" else cls.PARAM
-            return rf"{name} (${sym}={tag[len(name):]}$)"
+            return rf"{name} (${sym}={readable(float(tag[len(name):]))}$)"
     return tag
 
 
