@@ -76,7 +76,8 @@ def stage_estimate() -> str:
     import numpy as np
     import yaml
 
-    from aimlib import amp, config, model
+    from aimlib import amp, model
+    from aimlib.pipeline import config
 
     conf = yaml.safe_load(open("config/config.yaml"))
     pts = config.stage_points(conf, "fig1a", "amp")

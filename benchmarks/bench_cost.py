@@ -24,8 +24,8 @@ import yaml
 from _util import machine, write_section
 
 from aimlib import amp, gd, model
-from aimlib import config as cfg
 from aimlib import state_evolution as se
+from aimlib.pipeline import config as cfg
 
 ITERS = 200
 STARTUP = 2.0

@@ -244,7 +244,7 @@ def main() -> None:
     config = fill_defaults(yaml.safe_load(args.configfile.read_text()))
     acc, gd_jobs, amp_jobs = compare(args.workdir, config, args.records)
     text = table(acc, f"{args.title or args.configfile} (measured on {machine()}); model: "
-                      "`aimlib.cost.planned_jobs` plus the start-up per job")
+                      "`aimlib.pipeline.cost.planned_jobs` plus the start-up per job")
     if args.fit and gd_jobs:
         f = fit_gd(gd_jobs)
         text += ("\n\nGD fit over {} jobs: GEMM rate {:.1f} Gflop/s, {:.3g} s per sample, pair "

@@ -3,7 +3,8 @@
     python benchmarks/bench_finite_size.py
 
 1. AMP at d = 1000 for both channels at the largest alpha of the paper preset's fig3 block, with
-   the precision and threads the workflow requests (``aimlib.resources``): time of the teacher
+   the precision and threads the workflow requests (``aimlib.algorithms.resources``): time of the
+   teacher
    data, per-iteration time (median of iterations 2..5), peak RSS of a fresh process, and the
    request the workflow would make.
 2. The cost of fig3 in CPU-hours: per-iteration time measured at every d of the preset (at one
@@ -25,7 +26,8 @@ CHILD = r"""
 import json, resource, sys, time
 import numpy as np
 from threadpoolctl import threadpool_limits
-from aimlib import amp, model, resources
+from aimlib import amp, model
+from aimlib.algorithms import resources
 ch, alpha, d, threads, dtype, iters = (sys.argv[1], float(sys.argv[2]), int(sys.argv[3]),
                                        int(sys.argv[4]), sys.argv[5], int(sys.argv[6]))
 with threadpool_limits(threads):
@@ -79,9 +81,9 @@ def _run(code, *args):
 
 
 def main() -> None:
-    from aimlib import config as cfg
-    from aimlib import resources as res
+    from aimlib.algorithms import resources as res
     from aimlib.model import sizes
+    from aimlib.pipeline import config as cfg
 
     conf = yaml.safe_load((README.parents[1] / "config" / "config.yaml").read_text())
     exp = conf["experiments"]["fig3"]
@@ -132,7 +134,8 @@ def main() -> None:
                                                                                       "gd")))
     lines = [
         f"Measured on {machine()}. AMP with the precision and threads the workflow requests "
-        "(`aimlib.resources`: float32 and 2 threads from d = 500); per-iteration time is the "
+        "(`aimlib.algorithms.resources`: float32 and 2 threads from d = 500); per-iteration time "
+        "is the "
         "median of iterations 2-5 (the first includes the token draw), peak RSS of a fresh "
         "process.",
         "",

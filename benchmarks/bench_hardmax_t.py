@@ -6,7 +6,7 @@
   three points of a rho = 0.5 curve (``q + V = Q0``), one thread, median of 3: the figure
   behind ``SE_FIXED_POINT_SECONDS`` in ``aimlib.channels.hardmax``;
 - the SE curve at T = 3, rho = 0.5, 64 points geometric in alpha_bar from 0.1 to 30 (alpha =
-  alpha_bar rho / c_3), both starts, as ``aimlib.state_evolution.curve`` runs it (numba's
+  alpha_bar rho / c_3), both starts, as ``aimlib.theory.state_evolution.curve`` runs it (numba's
   threads: both cores), once (it takes minutes): wall and CPU time, fixed points converged,
   map evaluations per point;
 - one AMP iteration at T = 3, d = 100, alpha_bar = 1 and 4, one thread, against its GEMMs
@@ -139,7 +139,7 @@ def main() -> None:
     args = p.parse_args()
     if args.table:
         write_section("hardmax_t_table", "\n".join([
-            f"Measured on {machine()}; the curve as `aimlib.state_evolution.curve` runs it "
+            f"Measured on {machine()}; the curve as `aimlib.theory.state_evolution.curve` runs it "
             "(numba's threads: both cores).", "",
             "| case | time | converged (both starts) | map evaluations per point | error |",
             "|---|---|---|---|---|", *table_rows()]))

@@ -19,7 +19,8 @@ from _util import machine, write_section
 CHILD = r"""
 import json, resource, sys, time
 import numpy as np
-from aimlib import model, spectral, state_evolution as se
+from aimlib import model, state_evolution as se
+from aimlib.algorithms import spectral
 ch, alpha, d = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 data = model.generate(ch, alpha, 0.5, 2, d, 0)
 spectral.run(model.generate(ch, 0.5, 0.5, 2, 20, 0))  # numba warm-up

@@ -10,14 +10,15 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from aimlib import cli, cost, model, prior, resources
-from aimlib import config as cfg
+from aimlib import cli, model, prior
 from aimlib import state_evolution as se
-from aimlib.algorithms import ALGORITHMS, Algorithm, aggregate_kinds, algorithm
+from aimlib.algorithms import ALGORITHMS, Algorithm, aggregate_kinds, algorithm, resources
 from aimlib.algorithms.protocol import outcome
-from aimlib.captions import FIGURES, INPUT_KINDS
 from aimlib.channels import CHANNELS
-from aimlib.options import defaults
+from aimlib.core.options import defaults
+from aimlib.figures.registry import FIGURES, INPUT_KINDS
+from aimlib.pipeline import config as cfg
+from aimlib.pipeline import cost
 
 LOG = logging.getLogger("test")
 
@@ -216,7 +217,7 @@ def test_spectral_softmax_against_its_one_step_se(alpha, excess):
 
 def test_spectral_float32_and_regenerated_tokens_agree():
     data = model.generate("hardmax", 1.0, 0.5, 2, 60, 0)
-    from aimlib import spectral
+    from aimlib.algorithms import spectral
 
     ref = spectral.run(data)
     assert spectral.run(data, token_budget=0).error == ref.error  # regenerated, bit for bit

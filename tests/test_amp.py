@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from scipy.stats import multivariate_normal
 
-from aimlib import amp, mismatched, model, prior
+from aimlib import amp, model, prior
 from aimlib import state_evolution as se
 from aimlib.channels import Hardmax, Softmax
+from aimlib.theory import mismatched
 
 
 def _sym(rng, n, T, scale):

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from aimlib import asymptotics as asym
 from aimlib import channels, prior
 from aimlib import state_evolution as se
+from aimlib.theory import asymptotics as asym
 
 RHOS = (0.1, 0.5, 2.0)
 

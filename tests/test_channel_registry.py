@@ -259,7 +259,7 @@ class Scaled(Channel):
 def test_new_channel_needs_only_a_registry_line(monkeypatch, root):
     """Registered, the test channel works through the model, SE, AMP, the config checks and the
     schema; it is the Gaussian channel with delta = s / 4, so SE must agree with it."""
-    from aimlib import config as cfg
+    from aimlib.pipeline import config as cfg
 
     monkeypatch.setitem(CHANNELS, "scaled", Scaled)
     e = se.solve("scaled", 0.2, 0.5, T=1, s=0.4).error
@@ -296,7 +296,7 @@ def _gaussian_conf(**exp):
      r"experiments\.g\.delta applies to the gaussian channel only, not to softmax"),
 ])
 def test_config_rejects_bad_gaussian_input(root, exp, message):
-    from aimlib import config as cfg
+    from aimlib.pipeline import config as cfg
 
     conf = _gaussian_conf(**exp)
     with pytest.raises(cfg.ConfigError, match=message):
@@ -307,7 +307,7 @@ def test_config_rejects_bad_gaussian_input(root, exp, message):
 def test_gaussian_plan_and_files():
     """One SE curve per (T, delta) (the SE depends on delta), groups keyed by delta, and
     alpha_bar = alpha T (T + 1)."""
-    from aimlib import config as cfg
+    from aimlib.pipeline import config as cfg
 
     plan = cfg.plan(_gaussian_conf())
     assert sorted((j.T, j.param) for j in plan.se_jobs) == [(1, 0.0), (1, 0.1), (2, 0.0),

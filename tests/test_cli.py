@@ -9,9 +9,10 @@ import sys
 import numpy as np
 import pytest
 
-from aimlib import amp, cli, gd, mismatched, prior
+from aimlib import amp, cli, gd, prior
 from aimlib import state_evolution as se
-from aimlib.io import read_cache
+from aimlib.pipeline.io import read_cache
+from aimlib.theory import mismatched
 
 
 def run(capsys, *argv):

@@ -6,8 +6,8 @@ import jsonschema
 import pytest
 import yaml
 
-from aimlib import config as cfg
 from aimlib.algorithms import ALGORITHMS
+from aimlib.pipeline import config as cfg
 
 
 @pytest.fixture(scope="module")

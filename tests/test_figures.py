@@ -49,8 +49,8 @@ def test_drawing_leaves_global_matplotlib_settings_alone(tmp_path):
 def test_a_new_figure_through_the_registry_alone(monkeypatch):
     """One registry entry and one decorated function: draw() finds it, its caption is built,
     and a config with an experiment of its name draws it."""
-    from aimlib import config as cfg
     from aimlib.figures import plots, registry
+    from aimlib.pipeline import config as cfg
 
     spec = registry.FigureSpec("fig_new", ("se",), paper="Beyond the paper", shows="a test",
                                corrections="None.")

@@ -6,7 +6,7 @@ import pytest
 import xarray as xr
 
 from aimlib import figures
-from aimlib.finite_size import extrapolate, fit_power_law, gap_dataset
+from aimlib.pipeline.finite_size import extrapolate, fit_power_law, gap_dataset
 
 D = np.array([30, 50, 100, 200, 500, 1000], dtype=float)
 

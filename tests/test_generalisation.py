@@ -1,5 +1,5 @@
-"""Test error from overlaps (aimlib.generalisation) against Monte Carlo simulations of the model
-and of its Gaussian limit, the alpha -> 0 and perfect-recovery limits, and quadrature checks."""
+"""Test error from overlaps (aimlib.theory.generalisation) against Monte Carlo simulations of
+the model and of its Gaussian limit, the alpha -> 0 and perfect-recovery limits, and quadrature checks."""
 
 import math
 
@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from scipy import special
 
-from aimlib import generalisation as gen
 from aimlib import model
 from aimlib import state_evolution as se
 from aimlib.channels import make_channel
 from aimlib.channels.softmax import _rqmc
+from aimlib.theory import generalisation as gen
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,11 @@
-"""State evolution of AMP with a non-Bayes output function (aimlib.mismatched), and the GAMP
+"""State evolution of AMP with a non-Bayes output function (aimlib.theory.mismatched), and the GAMP
 that it describes (amp.run with onsager="general")."""
 
 import numpy as np
 import pytest
 
-from aimlib import amp, channels, mismatched, model, prior, state_evolution
+from aimlib import amp, channels, model, prior, state_evolution
+from aimlib.theory import mismatched
 
 RHO = 0.5
 Q0 = 1.0 + RHO

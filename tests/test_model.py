@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from aimlib import io, model
+from aimlib import model
 from aimlib.model import CHUNK
+from aimlib.pipeline import io
 
 
 def test_teacher_normalisation():
@@ -137,7 +138,7 @@ def test_corrupt_cache_is_named_and_moved_aside(tmp_path):
     workflow remakes it; a cache without provenance is refused the same way."""
     import xarray as xr
 
-    from aimlib.io import CORRUPT_SUFFIX, CacheError, read_cache, write_netcdf
+    from aimlib.pipeline.io import CORRUPT_SUFFIX, CacheError, read_cache, write_netcdf
 
     good = tmp_path / "good.nc"
     write_netcdf(xr.Dataset({"x": ("a", np.arange(3.0))}), good, config={"k": 1}, version="v")
@@ -161,8 +162,8 @@ def test_io_error_fails_without_quarantine(tmp_path, monkeypatch, code):
     system's message, and the file stays where it is; garbage is still quarantined."""
     import xarray as xr
 
-    from aimlib import io
-    from aimlib.io import CORRUPT_SUFFIX, CacheError, read_cache, write_netcdf
+    from aimlib.pipeline import io
+    from aimlib.pipeline.io import CORRUPT_SUFFIX, CacheError, read_cache, write_netcdf
 
     good = tmp_path / "good.nc"
     write_netcdf(xr.Dataset({"x": ("a", np.arange(3.0))}), good, config={"k": 1}, version="v")

@@ -6,7 +6,7 @@ from scipy.integrate import quad
 from scipy.special import log_ndtr as scipy_log_ndtr
 from scipy.stats import multivariate_normal
 
-from aimlib.normal import bvn_cdf, log_bvn_cdf, log_ndtr
+from aimlib.core.normal import bvn_cdf, log_bvn_cdf, log_ndtr
 
 
 def test_log_ndtr_matches_scipy():

@@ -8,7 +8,10 @@ import sys
 CHILD = r"""
 import sys
 from numba.core.registry import CPUDispatcher
-from aimlib import channels, jobs, kernels, normal, prior
+from aimlib import channels, prior
+from aimlib.pipeline import jobs
+from aimlib.core import kernels
+from aimlib.core import normal
 jobs.warm_numba_cache()
 misses = sum(len(obj.stats.cache_misses) for mod in (channels, kernels, normal, prior)
              for obj in vars(mod).values() if isinstance(obj, CPUDispatcher))

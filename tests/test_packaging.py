@@ -89,7 +89,7 @@ def test_modules_import_only_downward(root):
     """Every module is in one layer and imports (at any depth, lazily too) only from its own
     layer or lower ones: the theory never reaches into the workflow, a channel never into the
     algorithms."""
-    from aimlib.io import _imports
+    from aimlib.pipeline.io import _imports
 
     pkg = root / "src" / "aimlib"
     names = sorted(".".join(p.relative_to(pkg).with_suffix("").parts).removesuffix(".__init__")
@@ -110,7 +110,7 @@ def test_modules_import_only_downward(root):
 
 def test_import_graph_has_no_cycle(root):
     """No module reaches itself through imports, lazy ones (inside functions) included."""
-    from aimlib.io import _imports
+    from aimlib.pipeline.io import _imports
 
     pkg = root / "src" / "aimlib"
     names = sorted(".".join(p.relative_to(pkg).with_suffix("").parts).removesuffix(".__init__")
@@ -159,20 +159,32 @@ def test_no_two_modules_share_a_name(root):
     assert [n for n, k in names.items() if k > 1] == []
 
 
-def test_old_import_paths_are_the_moved_modules():
-    """The README's imports keep working: an old flat name is the moved module itself, so a
-    monkeypatch through either name reaches the code."""
+def test_the_public_names_are_the_modules_and_old_paths_are_gone():
+    """``from aimlib import amp, gd, model, prior, state_evolution`` gives the modules (imported
+    on first use, so ``import aimlib`` stays light); the old flat paths (``aimlib.io``,
+    ``aimlib.config``) and the import hook that served them are gone."""
     import importlib
+    import subprocess
+    import sys
 
     import aimlib
-
-    for old, new in aimlib.MOVED.items():
-        assert importlib.import_module(f"aimlib.{old}") is importlib.import_module(
-            f"aimlib.{new}"), old
-    from aimlib import amp, state_evolution
+    from aimlib import amp, gd, model, prior, state_evolution
     from aimlib.algorithms import amp as amp_new
 
-    assert amp is amp_new and state_evolution.__name__ == "aimlib.theory.state_evolution"
+    assert amp is amp_new and gd.__name__ == "aimlib.algorithms.gd"
+    assert state_evolution.__name__ == "aimlib.theory.state_evolution"
+    assert model.__name__ == "aimlib.model" and prior.__name__ == "aimlib.prior"
+    for old in ("io", "config", "cost", "options", "captions", "mismatched"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(f"aimlib.{old}")
+        with pytest.raises(AttributeError):
+            getattr(aimlib, old)
+    assert not [f for f in sys.meta_path if type(f).__module__ == "aimlib"]
+    # a bare `import aimlib` loads none of the numerics
+    out = subprocess.run([sys.executable, "-c", "import sys, aimlib; print(sorted(m for m in "
+                          "sys.modules if m.startswith(('aimlib.', 'numba', 'numpy'))))"],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 def test_xdist_groups_share_one_worker(tmp_path):

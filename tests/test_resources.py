@@ -5,11 +5,11 @@ import math
 import pytest
 import yaml
 
-from aimlib import config as cfg
-from aimlib import cost
-from aimlib import resources as res
 from aimlib.algorithms import ALGORITHMS
+from aimlib.algorithms import resources as res
 from aimlib.model import sizes
+from aimlib.pipeline import config as cfg
+from aimlib.pipeline import cost
 
 
 def test_amp_request_grows_with_size():

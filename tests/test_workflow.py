@@ -10,7 +10,7 @@ import xarray as xr
 import yaml
 from conftest import copy_workflow
 
-from aimlib.captions import FIGURES
+from aimlib.figures.registry import FIGURES
 from aimlib.pipeline import config as cfg
 from aimlib.pipeline import cost
 
@@ -193,7 +193,7 @@ def _check_drawn_data(workdir, fig):
 
     from aimlib import figures
     from aimlib.figures.legend import label_overlaps, legend_overlaps
-    from aimlib.state_evolution import usable
+    from aimlib.theory.state_evolution import usable
 
     inputs = _figure_inputs(workdir, fig)
     # as the figure job draws it: the config's axes and style; no legend over data
@@ -298,10 +298,11 @@ def test_quick_preset_end_to_end(workdir):
 
 def test_code_versions_are_derived_from_each_rules_script(root):
     """Each rule with a script passes `script_version("<its script>")`: the code version closed
-    over the aimlib modules that script imports (`aimlib.io.script_modules`); an algorithm's
+    over the aimlib modules that script imports (`aimlib.pipeline.io.script_modules`); an
+    algorithm's
     rules pass `algorithm_version`, the closure of that algorithm's entry (lazy imports
     included), so that a change to one algorithm re-runs only its jobs."""
-    from aimlib.io import code_version, module_closure, script_modules
+    from aimlib.pipeline.io import code_version, module_closure, script_modules
 
     checked = 0
     for smk in (root / "workflow" / "rules").glob("*.smk"):

@@ -21,56 +21,33 @@ that the graph has no cycle):
    ``finite_size``; and ``aimlib.figures`` -- the figure ``registry`` and the drawing code;
 6. front ends -- ``cli`` (and ``python -m aimlib``).
 
-The modules that moved into the subpackages keep their old import paths as aliases of the same
-module object (``from aimlib import amp`` is ``aimlib.algorithms.amp``; see :data:`MOVED`).
+The short public API: ``from aimlib import amp, gd, model, prior, state_evolution`` (``amp``,
+``gd`` and ``state_evolution`` are attributes naming ``aimlib.algorithms.amp``,
+``aimlib.algorithms.gd`` and ``aimlib.theory.state_evolution``, imported when first used);
+everything else by its own path.
 
 The theory the code computes is ``docs/theory.md``.
 """
 
-import importlib
-import importlib.abc
-import importlib.util
-import sys
-
 __version__ = "0.1.0"
 
-#: Old flat module names -> their home in the layered package.  ``import aimlib.<old>`` and
-#: ``from aimlib import <old>`` give the module itself (one object, so monkeypatching either
-#: name patches both).
-MOVED = {
-    "validation": "core.validation", "options": "core.options", "kernels": "core.kernels",
-    "normal": "core.normal", "progress": "core.progress",
-    "state_evolution": "theory.state_evolution", "mismatched": "theory.mismatched",
-    "asymptotics": "theory.asymptotics", "generalisation": "theory.generalisation",
-    "amp": "algorithms.amp", "gd": "algorithms.gd", "spectral": "algorithms.spectral",
-    "resources": "algorithms.resources",
-    "config": "pipeline.config", "cost": "pipeline.cost", "io": "pipeline.io",
-    "jobs": "pipeline.jobs", "aggregate": "pipeline.aggregate",
-    "finite_size": "pipeline.finite_size", "captions": "figures.registry",
-}
+#: The public names that live in a subpackage: ``aimlib.<name>`` is that module, imported on
+#: first use (PEP 562), so that ``import aimlib`` stays light.
+PUBLIC = {"amp": "algorithms.amp", "gd": "algorithms.gd",
+          "state_evolution": "theory.state_evolution"}
+
+__all__ = ["amp", "gd", "model", "prior", "state_evolution", "PUBLIC", "__version__"]
 
 
-class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Resolve ``aimlib.<old name>`` to the moved module (the same object)."""
+def __getattr__(name: str):
+    if name in PUBLIC:
+        import importlib
 
-    def find_spec(self, fullname, path=None, target=None):
-        prefix, _, name = fullname.partition(".")
-        if prefix == __name__ and name in MOVED:
-            return importlib.util.spec_from_loader(fullname, self)
-        return None
-
-    def __init__(self):
-        self._own = {}
-
-    def create_module(self, spec):
-        module = importlib.import_module(f"{__name__}.{MOVED[spec.name.partition('.')[2]]}")
-        self._own[module.__name__] = (module.__spec__, module.__loader__)
+        module = importlib.import_module(f"{__name__}.{PUBLIC[name]}")
+        globals()[name] = module
         return module
+    if name in ("model", "prior"):
+        import importlib
 
-    def exec_module(self, module):
-        # the import system wrote the alias's spec into the module: give it back its own
-        module.__spec__, module.__loader__ = self._own[module.__name__]
-
-
-if not any(isinstance(f, _MovedModules) for f in sys.meta_path):
-    sys.meta_path.insert(0, _MovedModules())
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

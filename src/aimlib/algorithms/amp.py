@@ -514,7 +514,7 @@ def run(
         ``V = mmse(1/q_hat)``).  ``"general"``: GAMP for an output function that is not the
         Bayes-optimal one (precision ``2 alpha <sum w (-dg/domega)>``, ``V`` from the RIE's
         divergence at the observed spectrum, no Nishimori check), whose large-d behaviour is
-        :mod:`aimlib.mismatched`.  ``"auto"``: general for ``variant="density"``.
+        :mod:`aimlib.theory.mismatched`.  ``"auto"``: general for ``variant="density"``.
     max_restarts : int
         Restarts with stronger damping after NaN, divergence or no convergence.
     chunk : int

@@ -1,5 +1,5 @@
 """The GD entry of the algorithm registry: full-batch Adam from K initialisations, plain GD
-(the first) and averaged GD (their mean) (:mod:`aimlib.gd`, docs/theory.md §5)."""
+(the first) and averaged GD (their mean) (:mod:`aimlib.algorithms.gd`, docs/theory.md §5)."""
 
 from __future__ import annotations
 

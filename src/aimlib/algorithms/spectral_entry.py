@@ -1,5 +1,5 @@
 """The spectral entry of the algorithm registry: one AMP output pass from ``S_hat = 0``,
-denoised by the RIE (:mod:`aimlib.spectral`, docs/theory.md §4.1)."""
+denoised by the RIE (:mod:`aimlib.algorithms.spectral`, docs/theory.md §4.1)."""
 
 from __future__ import annotations
 

@@ -97,7 +97,8 @@ class Channel:
         Tokens per sample the channel supports.
     PARAM : str or None
         Name of the channel's scalar parameter (``"beta"``, ``"delta"``), also the keyword of
-        :func:`aimlib.state_evolution.solve`, :func:`aimlib.model.generate` and the config key.
+        :func:`aimlib.theory.state_evolution.solve`, :func:`aimlib.model.generate` and the config
+        key.
     PARAM_DEFAULT : float
         Its default; for a channel without a parameter, the value recorded in file names
         and seed keys (1.0, as the first two channels always had).
@@ -106,7 +107,7 @@ class Channel:
     NOISY : bool
         Whether drawing labels consumes randomness (beyond the tokens).
     SUPPORTS_GD : bool
-        Whether :mod:`aimlib.gd` can fit it (the channel then has :meth:`gd_layer`, and
+        Whether :mod:`aimlib.algorithms.gd` can fit it (the channel then has :meth:`gd_layer`, and
         ``gd_layer_xp`` for the array-API backends).
     SE_USES_PARAM : bool
         Whether state evolution depends on the parameter (not for the softmax's beta).

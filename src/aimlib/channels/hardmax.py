@@ -132,7 +132,7 @@ def _f_plus(k1, k2, density):
 @njit(cache=True)
 def _f_table(kappa, density):
     """:func:`_f_plus` on the grid, shape ``(n, n, 1)`` (one table of
-    :func:`aimlib.kernels.gauss_sum_2d`)."""
+    :func:`aimlib.core.kernels.gauss_sum_2d`)."""
     n = kappa.shape[0]
     out = np.empty((n, n, 1))
     for i in range(n):
@@ -310,7 +310,7 @@ def comparison_second_moment(q: float, V: float, r: float = PAIR_CORRELATION,
 def hardmax_table(density: bool, scale: float, step: float, tmax: float):
     """Grid ``kappa = scale sinh(t)`` (``t`` in steps of ``step`` up to ``tmax``), its trapezoid
     weights and the tabulated pattern sum (:func:`_f_plus`), for
-    :func:`aimlib.kernels.gauss_sum_2d`; cached per grid."""
+    :func:`aimlib.core.kernels.gauss_sum_2d`; cached per grid."""
     t = step * np.arange(-round(tmax / step), round(tmax / step) + 1)
     kappa = scale * np.sinh(t)
     jac = scale * step * np.cosh(t)

@@ -249,7 +249,7 @@ def softmax_layer(Z, y, beta, c, trace, r, d, GZ, loss, gdiag):  # pragma: no co
     ``mu``, columns ``k r .. (k + 1) r`` student ``k``).  Adds each student's loss
     ``(1/d) ||y_hat - y||_F^2`` to ``loss`` and ``sum_mu Tr G_mu`` to ``gdiag``, and writes
     ``(G + G^T) Z`` into ``GZ`` in ``Z``'s layout, ready for the backward product ``X^T GZ``
-    (``G = dL/dh``).  The loops over ``r`` (:mod:`aimlib.kernels`) run in ``Z``'s precision;
+    (``G = dL/dh``).  The loops over ``r`` (:mod:`aimlib.core.kernels`) run in ``Z``'s precision;
     the softmax, loss and ``G`` are float64.
     """
     n, K, T, h, G, Gs = layer_scratch(Z, y, r)

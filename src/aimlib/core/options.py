@@ -32,7 +32,7 @@ TOKEN_BUDGET = 4.0 * 2**30
 
 @dataclass(frozen=True)
 class AMPOptions:
-    """Options of :func:`aimlib.amp.run` that an experiment's ``amp`` block may set.
+    """Options of :func:`aimlib.algorithms.amp.run` that an experiment's ``amp`` block may set.
 
     ``damping``: output-side damping in ``[0, 1)``; ``tol``: stop when the step
     ``(1/d) ||S_hat_new - S_hat||^2`` is below it; ``max_iter``: iteration budget shared by the
@@ -54,7 +54,7 @@ class AMPOptions:
 
 @dataclass(frozen=True)
 class GDOptions:
-    """Options of :func:`aimlib.gd.run` that an experiment's ``gd`` block may set
+    """Options of :func:`aimlib.algorithms.gd.run` that an experiment's ``gd`` block may set
     (docs/theory.md §5: Adam, lr 0.1, 1000 steps, K = 32 initialisations for AGD)."""
 
     inits: int = 32
@@ -78,7 +78,8 @@ class GDOptions:
 
 @dataclass(frozen=True)
 class SpectralOptions:
-    """Options of :func:`aimlib.spectral.run` that an experiment's ``spectral`` block may set:
+    """Options of :func:`aimlib.algorithms.spectral.run` that an experiment's ``spectral`` block
+    may set:
     ``dtype``, the precision of the tokens and of the two products of its one pass."""
 
     dtype: str = "float64"

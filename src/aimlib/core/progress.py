@@ -1,4 +1,5 @@
-"""Progress bars for the library's long calls (:func:`aimlib.amp.run`, :func:`aimlib.gd.run`).
+"""Progress bars for the library's long calls (:func:`aimlib.algorithms.amp.run`,
+:func:`aimlib.algorithms.gd.run`).
 
 Both take ``progress``: ``None``/``False`` (silent, the default), ``True`` (a tqdm bar on
 stderr, with the rate and the time remaining) or a callable that receives every update (what

@@ -1,7 +1,7 @@
 """The paper's figures and those beyond it, drawn from cached datasets (docs/theory.md §6).
 
 Every figure has one signature, ``figN(inputs, *, axes=None, style=None)``: ``inputs`` maps the
-kinds of cached input its registry entry (:data:`aimlib.captions.FIGURES`) names (``"se"``,
+kinds of cached input its registry entry (:data:`aimlib.figures.registry.FIGURES`) names (``"se"``,
 ``"amp"``, ``"gd"``, ``"agd"``, ``"finite_size"``, ``"small_width"``) to lists of loaded
 :class:`xarray.Dataset` objects; ``axes`` holds limits and scales from the config (per channel
 for a panel per channel); ``style`` overrides :data:`DEFAULT_STYLE`.  It returns a
@@ -276,7 +276,7 @@ def _fmt_rho(rho: float) -> str:
 
 
 def _se_plot(ax, xs, ds: xr.Dataset, y=None, **kw):
-    """An SE curve as a line through its usable points (:func:`aimlib.state_evolution.usable`:
+    """An SE curve as a line through its usable points (:func:`aimlib.theory.state_evolution.usable`:
     converged, finite) and a hollow circle at each point that did not converge, so that no such
     point passes for a result.  ``y`` defaults to ``ds["error"]``; returns the line."""
     from aimlib.theory.state_evolution import usable
@@ -1174,7 +1174,7 @@ def provenance(figure: str, configfiles=(), commit: str | None = None) -> str:
 
 
 def _save(fig, paths, dpi, source=None) -> None:
-    from aimlib.pipeline.io import atomic_write
+    from aimlib.core.files import atomic_write
 
     for p in paths:
         p = Path(p)

@@ -125,7 +125,7 @@ def stack_seeds(runs: Sequence[xr.Dataset], seeds: Sequence[int]) -> xr.Dataset:
     """Runs of one point (one per seed) as one dataset on a ``seed`` dimension.
 
     Histories of different lengths are padded with NaN along ``iteration`` (or ``step``).  The
-    ``stop_reason`` codes index :data:`aimlib.amp.STOP_REASONS`, stored as the attribute
+    ``stop_reason`` codes index :data:`aimlib.algorithms.amp.STOP_REASONS`, stored as the attribute
     ``stop_reasons``.
     """
     out = xr.concat(list(runs), dim="seed", join="outer", fill_value=np.nan,

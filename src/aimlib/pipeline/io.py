@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aimlib import __version__
+from aimlib.core.files import atomic_write, atomic_write_text
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -25,19 +25,19 @@ _PKG = Path(__file__).resolve().parent.parent
 
 
 def real_name(name: str) -> str:
-    """A module's own dotted name below aimlib: an old flat name (``"amp"``) is resolved to
-    the module it names now (``"algorithms.amp"``, :data:`aimlib.MOVED`)."""
-    from aimlib import MOVED
+    """A module's own dotted name below aimlib: a public short name (``"amp"``) is resolved to
+    the module it names (``"algorithms.amp"``, :data:`aimlib.PUBLIC`)."""
+    from aimlib import PUBLIC
 
     top, _, rest = name.partition(".")
-    if top in MOVED:
-        return MOVED[top] + ("." + rest if rest else "")
+    if top in PUBLIC and not rest:
+        return PUBLIC[top]
     return name
 
 
 def _file(name: str) -> Path:
     """Source file of module ``name`` (dotted, relative to aimlib: ``"algorithms.amp"``,
-    ``"channels.softmax"``, or an old flat name; a package is its ``__init__.py``)."""
+    ``"channels.softmax"``, or a public short name; a package is its ``__init__.py``)."""
     base = _PKG.joinpath(*real_name(name).split("."))
     return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
 
@@ -173,34 +173,6 @@ def write_netcdf(ds: xr.Dataset, path: str | os.PathLike, *, config: dict | None
         ds.attrs["code_version"] = version
     atomic_write(path, lambda tmp: ds.to_netcdf(tmp, engine="netcdf4", format="NETCDF4",
                                                 encoding=_encoding(ds)), suffix=".tmp")
-
-
-def atomic_write(path: str | os.PathLike, write, *, suffix: str | None = None) -> None:
-    """Call ``write(tmp)`` on a temporary file next to ``path``, then ``os.replace`` it there.
-
-    The file gets the permissions of a normally created one; if ``write`` fails or is
-    interrupted, the temporary file is removed and ``path`` is untouched.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix if suffix is None
-                               else suffix, dir=path.parent)
-    os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (:func:`atomic_write`)."""
-    atomic_write(path, lambda tmp: Path(tmp).write_text(text))
 
 
 def read_netcdf(path: str | os.PathLike) -> xr.Dataset:

@@ -28,9 +28,10 @@ Nishimori identities, so it tracks the overlaps separately:
     denoiser's divergence (GAMP's ``tau_x``).
 
 With the exact ``g_out`` the three output quantities coincide and ``m = Q``, ``V = Q0 - Q``:
-the Bayes-optimal state evolution (``aimlib.state_evolution``), which the tests check.  The
+the Bayes-optimal state evolution (``aimlib.theory.state_evolution``), which the tests check.  The
 AMP that this state evolution describes uses ``a_hat`` (not ``q_hat``) in its input step and
-the denoiser's divergence for ``V`` (:func:`aimlib.amp.run` with ``onsager="general"``, the
+the denoiser's divergence for ``V`` (:func:`aimlib.algorithms.amp.run` with ``onsager="general"``,
+the
 default for ``variant="density"``).
 """
 
@@ -101,7 +102,7 @@ def _pattern_sums(u1, u2, sigma, r, sigma_t, density):
 @njit(cache=True)
 def _output_table(u, lam, sigma, r, sigma_t, density):
     """:func:`_pattern_sums` on the grid, shape ``(n, n, 3)``, where the Gaussian weight of
-    :func:`aimlib.kernels.gauss_sum_2d` is not cut off (elsewhere 0: it is never read)."""
+    :func:`aimlib.core.kernels.gauss_sum_2d` is not cut off (elsewhere 0: it is never read)."""
     n = u.shape[0]
     out = np.zeros((n, n, 3))
     for i in range(n):

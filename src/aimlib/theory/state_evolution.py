@@ -406,7 +406,7 @@ def test_error(channel: str, alpha: float, rho: float, T: int | None = None, bet
     Returns
     -------
     float
-        See :mod:`aimlib.generalisation` for the integrals and their error estimates.
+        See :mod:`aimlib.theory.generalisation` for the integrals and their error estimates.
     """
     from aimlib.theory import generalisation
 
