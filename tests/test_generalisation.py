@@ -1,5 +1,6 @@
 """Test error from overlaps (aimlib.theory.generalisation) against Monte Carlo simulations of
-the model and of its Gaussian limit, the alpha -> 0 and perfect-recovery limits, and quadrature checks."""
+the model and of its Gaussian limit, the alpha -> 0 and perfect-recovery limits, and
+quadrature checks."""
 
 import math
 
