@@ -4,9 +4,8 @@
 
 1. AMP at d = 1000 for both channels at the largest alpha of the paper preset's fig3 block, with
    the precision and threads the workflow requests (``aimlib.algorithms.resources``): time of the
-   teacher
-   data, per-iteration time (median of iterations 2..5), peak RSS of a fresh process, and the
-   request the workflow would make.
+   teacher data, per-iteration time (median of iterations 2..5), peak RSS of a fresh process, and
+   the request the workflow would make.
 2. The cost of fig3 in CPU-hours: per-iteration time measured at every d of the preset (at one
    alpha, scaled linearly in n, which the products dominate), times the iterations AMP takes
    (all attempts, measured on full runs at d = 100 over the preset's alphas, one seed), times the

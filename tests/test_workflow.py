@@ -243,6 +243,7 @@ def test_quick_preset_end_to_end(workdir):
     assert f"all {n}/{n} jobs" in out
     (log,) = (workdir / ".snakemake" / "log").glob("*.snakemake.log")
     assert f"all {n}/{n} jobs" in log.read_text()
+    assert "Shell command" not in out  # script rules only: no `Shell command: None` lines
     # the run ends with what it made, where, and the report command
     assert (f"{len(FIGS)} figures written to figures/ (PNG and PDF): fig1a, fig1b" in out
             and "The report: snakemake --report report.html --configfile config/quick.yaml"

@@ -1,6 +1,5 @@
 """The AMP entry of the algorithm registry: GAMP with the RIE denoiser
-(:mod:`aimlib.algorithms.amp`,
-docs/theory.md §4)."""
+(:mod:`aimlib.algorithms.amp`, docs/theory.md §4)."""
 
 from __future__ import annotations
 

@@ -263,15 +263,13 @@ def gd_expected_steps(opts: dict, channel: str, T: int, alpha: float, rho: float
 def gd(d: int, n: int, T: int, r: int, *, inits: int, steps: float,
        dtype: str = GDOptions.dtype, backend: str = GDOptions.backend, checkpoints: int = 0,
        batch_budget: float | None = None, runs: int = 1, attempt: int = 1) -> Resources:
-    """Request of ``runs`` GD/AGD runs in series (:func:`aimlib.algorithms.gd.run`), ``inits``
-    each, of
-    at most ``steps`` steps (the cap: a request covers the longest run).
+    """Request of ``runs`` GD/AGD runs in series (:func:`aimlib.algorithms.gd.run`), ``inits`` each,
+    of at most ``steps`` steps (the cap: a request covers the longest run).
 
     Memory: all tokens (``n T d`` float64) plus the batched per-initialisation arrays, capped by
     ``batch_budget`` as in :func:`aimlib.algorithms.gd.run` (on a GPU backend they are on the
-    device).
-    Time: per step and initialisation the forward ``X W`` and backward ``X^T (G Z)`` products,
-    ``4 n T d r`` flop, and the softmax pass; on a GPU :func:`gd_step_gpu_seconds`.
+    device). Time: per step and initialisation the forward ``X W`` and backward ``X^T (G Z)``
+    products, ``4 n T d r`` flop, and the softmax pass; on a GPU :func:`gd_step_gpu_seconds`.
     """
     from aimlib.core.backend import is_gpu
 

@@ -11,8 +11,7 @@ and ``R = 2 B / (d^{3/2} q_hat)`` is, as ``d -> infinity``, the teacher seen thr
 (GOE) noise of variance ``1 / q_hat`` with ``q_hat = channel.q_hat(alpha, 0, Q0)``.  The RIE
 denoises it: ``S_hat = RIE(R, 1 / q_hat)``, whose error the state evolution predicts in one step,
 ``mmse(1 / q_hat(alpha, 0, Q0))`` (:func:`aimlib.theory.state_evolution.one_step`).  It costs one
-pass
-over the data (two GEMMs per token chunk) and one eigendecomposition, nothing Bayes-optimal
+pass over the data (two GEMMs per token chunk) and one eigendecomposition, nothing Bayes-optimal
 beyond the output function, so it reaches d = 1000 on a laptop; it is the baseline that any
 iterative algorithm should beat.
 """
@@ -85,8 +84,7 @@ def run(data: TeacherData, *, variant: str = "exact", chunk: int = CHUNK,
         Output function of the channel (hardmax: ``"exact"`` or the published ``"density"``).
     chunk, token_budget, dtype
         As in :func:`aimlib.algorithms.amp.run`: samples per block, bytes of tokens kept in memory,
-        the
-        precision of the tokens and the two products.
+        the precision of the tokens and the two products.
     progress : None
         Accepted for the common signature of the algorithms; a one-step run has no progress.
     """

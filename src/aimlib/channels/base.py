@@ -97,8 +97,8 @@ class Channel:
         Tokens per sample the channel supports.
     PARAM : str or None
         Name of the channel's scalar parameter (``"beta"``, ``"delta"``), also the keyword of
-        :func:`aimlib.theory.state_evolution.solve`, :func:`aimlib.model.generate` and the config
-        key.
+        :func:`aimlib.theory.state_evolution.solve`, :func:`aimlib.model.generate` and the
+        config key.
     PARAM_DEFAULT : float
         Its default; for a channel without a parameter, the value recorded in file names
         and seed keys (1.0, as the first two channels always had).

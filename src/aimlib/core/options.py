@@ -78,9 +78,8 @@ class GDOptions:
 
 @dataclass(frozen=True)
 class SpectralOptions:
-    """Options of :func:`aimlib.algorithms.spectral.run` that an experiment's ``spectral`` block
-    may set:
-    ``dtype``, the precision of the tokens and of the two products of its one pass."""
+    """Options of :func:`aimlib.algorithms.spectral.run` that an experiment's ``spectral`` block may
+    set: ``dtype``, the precision of the tokens and of the two products of its one pass."""
 
     dtype: str = "float64"
 
