@@ -10,8 +10,8 @@ Side by side in one process, one BLAS thread (what a workflow job gets), medians
 - one Adam step of K = 32 initialisations (d = 200, T = 6, alpha = 0.3, n = 12,000, r = 100),
   as :func:`aimlib.algorithms.gd.run` takes it (scratch space reused, Adam update included), in
   float32 (the default) and float64, against its forward ``X [W_1 .. W_K]`` and backward
-  ``X^T [G Z]`` GEMMs, ``(n T, d) x (d, K r)`` and ``(d, n T) x (n T, K r)``, of the same precision, timed
-  alone.
+  ``X^T [G Z]`` GEMMs, ``(n T, d) x (d, K r)`` and ``(d, n T) x (n T, K r)``, of the same
+  precision, timed alone.
 
 An AMP iteration is timed as (6 iterations - 3 iterations) / 3, so that the set-up (drawing the
 tokens and labels) cancels.
