@@ -44,11 +44,6 @@ include: "workflow/rules/figures.smk"
 
 if workflow.is_main_process:
     _MODE = snakemake_mode(sys.argv)
-    # what made the figures, for their metadata (workflow/scripts/figure.py): the jobs inherit it
-    os.environ["AIMLIB_COMMIT"] = checkout_commit(workflow.basedir)
-    os.environ["AIMLIB_CONFIGFILES"] = ",".join(
-        os.path.relpath(c) for c in workflow.overwrite_configfiles or ()
-    )
     # No silent holes: corrupt caches moved aside, and whatever was made from a missing cache
     # removed, before Snakemake builds its DAG (it does not remake a missing intermediate file
     # on its own). A dry run, a report or a lint only says what a run would do.
@@ -72,6 +67,11 @@ onstart:
         log,
         local=workflow.local_exec,
         pause=config.get("pause_long_runs", True),
+        # what made the results, for the figures' metadata (workflow/scripts/figure.py)
+        made_by={
+            "commit": checkout_commit(workflow.basedir),
+            "configfiles": [os.path.relpath(c) for c in workflow.overwrite_configfiles or ()],
+        },
     )
     # Compile the numba kernels once, before jobs start together and race to write the cache.
     print(f"numba cache warm ({warm_numba_cache():.1f} s)")

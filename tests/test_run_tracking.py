@@ -319,3 +319,16 @@ def test_ctrl_c_while_writing_keeps_the_previous_file(tmp_path):
         atomic_write(path, write)
     assert path.read_bytes() == b"previous" and [p.name for p in tmp_path.iterdir()] == [
         "fig.png"]
+
+
+def test_a_run_records_what_made_it_for_its_jobs(mini, tmp_path):
+    """The commit and config files the Snakefile passes at the start are what a job of that run
+    reads back (the figures' metadata); a job of no recorded run reads nothing."""
+    jobs = cost.planned_jobs(mini)
+    fig = next(j.output for j in jobs if j.stage == "figure")
+    made_by = {"commit": "0123456789ab+changes", "configfiles": ["config/mini.yaml"]}
+    tracking.start_run(mini, [j.output for j in jobs], 2, [], out=io.StringIO(),
+                       sleep=lambda s: None, run_dir=tmp_path / "run", made_by=made_by)
+    assert tracking.run_provenance(fig, run_dir=tmp_path / "run") == made_by
+    assert tracking.run_provenance("figures/nothing.pdf", run_dir=tmp_path / "run") == {}
+    assert tracking.checkout_commit(tmp_path) == "unknown"  # not a git checkout

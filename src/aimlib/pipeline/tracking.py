@@ -59,7 +59,8 @@ def _report_seconds() -> float:
 
 
 def start_run(config: dict, outputs, cores: int | None, logfiles=(), *, local: bool = True,
-              pause: bool = True, out=None, sleep=time.sleep, run_dir: Path | None = None):
+              pause: bool = True, out=None, sleep=time.sleep, run_dir: Path | None = None,
+              made_by: dict | None = None):
     """Print the cost of this run's jobs, record them for the progress report and, for a long
     local run, wait before the first job.
 
@@ -82,6 +83,9 @@ def start_run(config: dict, outputs, cores: int | None, logfiles=(), *, local: b
         Where to print (stderr).
     sleep : callable
         ``time.sleep`` (a test passes its own).
+    made_by : dict, optional
+        What made this run's results (``commit``, ``configfiles``): recorded for the jobs, which
+        write it into the figures' metadata (:func:`run_provenance`).
 
     Returns
     -------
@@ -99,6 +103,7 @@ def start_run(config: dict, outputs, cores: int | None, logfiles=(), *, local: b
     run_dir.mkdir(parents=True, exist_ok=True)
     _forget_finished_runs(run_dir)
     record = {"started": time.time(), "cores": int(cores or 1), "pid": os.getpid(),
+              "made_by": dict(made_by or {}),
               "logfiles": [str(f) for f in logfiles],
               "jobs": {j.output: [j.experiment or "config", j.stage,
                                   0.0 if j.gpu else j.seconds + JOB_STARTUP_SECONDS,
@@ -154,6 +159,18 @@ def _find_run(run_dir: Path, output: str) -> Path | None:
         except (OSError, ValueError, KeyError):
             continue
     return None
+
+
+def run_provenance(output: str, run_dir: Path | None = None) -> dict:
+    """What made the run that writes ``output`` (``commit``, ``configfiles``, as the Snakefile
+    recorded them at its start); empty where no run record has the job."""
+    rec = _find_run(RUN_DIR if run_dir is None else Path(run_dir), str(output))
+    if rec is None:
+        return {}
+    try:
+        return dict(json.loads(rec.read_text()).get("made_by") or {})
+    except (OSError, ValueError):
+        return {}
 
 
 def _read_run(rec: Path):
