@@ -146,10 +146,25 @@ def place_legends(fig) -> None:
                 leg.set_loc("upper left")
                 leg.set_bbox_to_anchor((1.02, 1.0), transform=ax.transAxes)
                 fig.set_figwidth(fig.get_figwidth() * 1.45)
-            else:  # below the axes, clear of its tick labels and x label
+            else:  # below the axes, clear of its tick labels and x label, in rows
+                leg = _in_columns(ax, leg, min(3, max(1, len(leg.get_texts()) // 3)))
                 leg.set_loc("upper center")
                 leg.set_bbox_to_anchor((0.5, _under(ax, renderer)), transform=ax.transAxes)
                 below.append(ax)
+
+
+def _in_columns(ax, leg, ncols: int):
+    """The same legend (entries, font size, frame) laid out in ``ncols`` columns: each entry's
+    own artist where the axes has it (an error bar keeps its bar), else the legend's proxy (the
+    marker kinds of :func:`aimlib.figures.plots._legend`)."""
+    own = dict(zip(*reversed(ax.get_legend_handles_labels()), strict=True))
+    texts = leg.get_texts()
+    labels = [t.get_text() for t in texts]
+    handles = [own.get(lab, proxy) for lab, proxy in zip(labels, leg.legend_handles,
+                                                         strict=True)]
+    return ax.legend(handles, labels, ncols=ncols,
+                     fontsize=texts[0].get_fontsize() if texts else None,
+                     frameon=leg.get_frame_on())
 
 
 def _under(ax, renderer) -> float:
