@@ -12,7 +12,7 @@ import pytest
 
 from aimlib import amp, channels, gd, model
 from aimlib import state_evolution as se
-from aimlib.channels import CHANNELS, Channel, checks, make_channel, pair_weights
+from aimlib.channels import CHANNELS, Channel, identities, make_channel, pair_weights
 
 ALL = sorted(CHANNELS)
 
@@ -28,7 +28,7 @@ def _some(name, T=None):
 
 
 def _draw(ch, rng, n, q, V):
-    return checks.draw(ch, rng, n, q, V)
+    return identities.draw(ch, rng, n, q, V)
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -47,7 +47,7 @@ def test_registry_entry_is_complete(name):
 @pytest.mark.parametrize("name,T", [(n, T) for n in ALL for T in (1, 2, 3)
                                     if CHANNELS[n].T_MIN <= T <= (CHANNELS[n].T_MAX or 9)])
 def test_every_channel_satisfies_its_identities(name, T):
-    """The library's own checks (aimlib.channels.checks), as a new channel's author runs them:
+    """The library's own checks (aimlib.channels.identities), as a new channel's author runs them:
     q_hat(alpha, q, V) = 2 alpha E[sum_{a<=b} w g^2] with g the AMP output function on samples
     drawn from the channel itself; the Nishimori identity E[sum w g^2] = E[sum w (-dg/domega)];
     g_out the gradient of log Z_out where the channel has one. Where g_out is a Genz integral
@@ -55,10 +55,10 @@ def test_every_channel_satisfies_its_identities(name, T):
     error of 0.36 % (the T = 3 table is 0.8 % off it; test_orthant.py checks the table against
     the rule it tabulates), and a fifth of them resolve the identity to about 1 %."""
     ch = _some(name, T)
-    done = checks.check_channel(ch, np.random.default_rng(5))
+    done = identities.check_channel(ch, np.random.default_rng(5))
     names = [c.name for c in done]
     assert names[:2] == ["q_hat / 2 = E[sum w g^2]", "E[sum w g^2] = E[sum w (-dg/domega)]"]
-    assert (len(done) == 3) == (checks.has_log_z(ch) and not checks.is_integrated(ch))
+    assert (len(done) == 3) == (identities.has_log_z(ch) and not identities.is_integrated(ch))
     assert all(c.ok for c in done)
 
 
@@ -75,14 +75,14 @@ def test_the_checks_catch_a_wrong_output_function():
     pub = Published(T=2)
     rng = np.random.default_rng(3)
     # measured: 0.768 against 0.893 (14 %, tolerance 0.026) at q = 0.2, V = 1, 50,000 samples
-    nish = checks.check_nishimori(pub, rng, q=0.2, V=1.0, n=50_000)
+    nish = identities.check_nishimori(pub, rng, q=0.2, V=1.0, n=50_000)
     assert not nish.ok and abs(nish.left - nish.right) > 0.1 * abs(nish.right)
     # its SE update is the exact channel's, about twice the Monte Carlo of its g_out
-    se_ = checks.check_se_update(pub, rng, n=50_000)
+    se_ = identities.check_se_update(pub, rng, n=50_000)
     assert not se_.ok and se_.left > 1.5 * se_.right
-    assert not checks.check_log_z_gradient(pub, rng).ok
+    assert not identities.check_log_z_gradient(pub, rng).ok
     with pytest.raises(AssertionError, match="FAILS"):
-        checks.check_channel(pub, rng)
+        identities.check_channel(pub, rng)
 
 
 def test_gaussian_labels_add_noise_of_variance_delta_per_pair():

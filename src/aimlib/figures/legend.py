@@ -184,11 +184,20 @@ def _anchored_outside(leg) -> bool:
 
 
 def _labels(ax):
-    """The point labels of an axes: annotations placed by an offset in points."""
+    """The point labels an axes draws: annotations placed by an offset in points from a data
+    point inside the axes (matplotlib does not draw one whose point is outside)."""
     from matplotlib.text import Annotation
 
-    return [t for t in ax.texts if isinstance(t, Annotation) and t.get_visible()
-            and t.get_text().strip() and getattr(t, "anncoords", None) == "offset points"]
+    box = ax.bbox
+    out = []
+    for t in ax.texts:
+        if not (isinstance(t, Annotation) and t.get_visible() and t.get_text().strip()
+                and getattr(t, "anncoords", None) == "offset points"):
+            continue
+        x, y = ax.transData.transform(np.asarray(t.xy, dtype=float))
+        if np.isfinite(x) and np.isfinite(y) and box.x0 <= x <= box.x1 and box.y0 <= y <= box.y1:
+            out.append(t)
+    return out
 
 
 def label_overlaps(fig) -> int:
