@@ -120,7 +120,7 @@ def start_run(config: dict, outputs, cores: int | None, logfiles=(), *, local: b
         print(f"aimlib: this run is about {wall:.1f} h of wall time at {cores or 1} cores on "
               f"this machine (more than {LONG_RUN_HOURS:g} h). Starting in "
               f"{PAUSE_SECONDS:g} s: press Ctrl-C now to stop with nothing started. For a "
-              "first look, run the quick preset (--configfile config/quick.yaml, about 4.5 "
+              "first look, run the quick preset (--configfile config/quick.yaml, about 4 "
               "minutes); at this size, use a cluster (--profile profiles/slurm). "
               "(--config pause_long_runs=false skips this wait.)", file=out, flush=True)
         sleep(PAUSE_SECONDS)
