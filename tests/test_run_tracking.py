@@ -42,18 +42,18 @@ def test_planned_jobs_match_the_estimate_and_name_their_inputs(mini):
     assert sub.cpu_hours == pytest.approx(est.cpu_hours)
 
 
-def test_cost_of_missing_outputs_only(mini, tmp_path):
+def test_cost_of_the_jobs_a_run_lists(mini):
+    """The dry run's cost (:func:`aimlib.pipeline.cost.run_cost`, given the outputs of
+    Snakemake's job list) counts those jobs only, per figure, and says when there are none."""
     jobs = cost.planned_jobs(mini)
-    assert "from an empty cache" in cost.missing_cost(mini, 2, root=tmp_path)
     present = [j for j in jobs if j.experiment == "fig1a"]
-    for j in present:
-        (tmp_path / j.output).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / j.output).write_text("x")
-    text = cost.missing_cost(mini, 2, root=tmp_path)
-    assert f"jobs whose outputs are missing ({len(jobs) - len(present)})" in text
-    assert "fig1a" not in text  # every fig1a output is there: its line is left out
-    est = cost.estimate(mini, [j.output for j in jobs if j not in present])
+    listed = [j.output for j in jobs if j not in present]
+    text = cost.run_cost(mini, listed, 2)
+    assert f"of this run: the {len(listed)} jobs Snakemake will run" in text
+    assert "fig1a" not in text  # none of fig1a's jobs is listed: its line is left out
+    est = cost.estimate(mini, listed)
     assert re.search(rf"^\s+total\s+{est.total_jobs} jobs", text, re.M)
+    assert cost.run_cost(mini, [], 2) == "aimlib: nothing to run (every output is up to date)"
 
 
 @pytest.mark.parametrize("argv,mode", [

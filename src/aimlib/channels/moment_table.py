@@ -130,18 +130,33 @@ def _write(tables: dict) -> None:
     old = dict(hardmax_moments.TABLES)
     old.update(tables)
     lines = ['"""The tabulated ``K_T(s) = V I(q, V)``, ``s = q / V``, of the hardmax channel',
-             "at T >= 3 (:mod:`aimlib.channels.moment_table`): for each T the points ``s``, the",
-             "values and their standard errors.  Written by",
-             "``python -m aimlib.channels.moment_table``; do not edit by hand.\"\"\"", "",
-             "TABLES = {"]
+             "at T >= 3 (:mod:`aimlib.channels.moment_table`): for each T the points ``s`` (a grid",
+             "written once however many T share it), the values and their standard errors.",
+             "Written by ``python -m aimlib.channels.moment_table``; do not edit by hand.\"\"\"",
+             ""]
+
+    def tuple_lines(arr, indent):
+        body = textwrap.wrap(", ".join(repr(float(x)) for x in arr), width=94 - len(indent),
+                             break_on_hyphens=False)
+        return [indent + "(" + body[0]] + [indent + " " + b for b in body[1:]]
+
+    grids: list[tuple] = []
     for T in sorted(old):
-        s, k, e = old[T]
+        grid = tuple(float(x) for x in old[T][0])
+        if grid not in grids:
+            grids.append(grid)
+            block = tuple_lines(grid, "")
+            block[0] = f"GRID_{len(grids) - 1} = " + block[0]
+            block[1:] = ["    " + b.lstrip() if b.startswith(" ") else b for b in block[1:]]
+            block[-1] += ")"
+            lines += block + [""]
+    lines.append("TABLES = {")
+    for T in sorted(old):
+        _, k, e = old[T]
         lines.append(f"    {int(T)}: (")
-        for arr in (s, k, e):
-            vals = ", ".join(repr(float(x)) for x in arr)
-            body = textwrap.wrap(vals, width=86, break_on_hyphens=False)
-            lines.append("        (" + body[0])
-            lines.extend("         " + b for b in body[1:])
+        lines.append(f"        GRID_{grids.index(tuple(float(x) for x in old[T][0]))},")
+        for arr in (k, e):
+            lines.extend(tuple_lines(arr, "        "))
             lines[-1] += "),"
         lines.append("    ),")
     lines.append("}")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["tidy", "legend_overlaps", "label_overlaps", "place_legends", "separate_labels",
-           "INSIDE_LOCATIONS"]
+__all__ = ["tidy", "beside", "legend_overlaps", "label_overlaps", "place_legends",
+           "separate_labels", "INSIDE_LOCATIONS", "BESIDE_WIDEN"]
 
 #: Where a legend may go inside its axes, tried in this order after the figure's own choice.
 INSIDE_LOCATIONS = ("upper right", "upper left", "lower left", "lower right", "center right",
@@ -83,7 +83,7 @@ def _data_points(ax, renderer) -> tuple[np.ndarray, list]:
 
 def _overlap(legend, pts: np.ndarray, texts: list, renderer) -> int:
     """How many data points and texts lie under ``legend``."""
-    bb = legend.get_window_extent(renderer).expanded(1.0, 1.0).padded(MARGIN_PX)
+    bb = legend.get_window_extent(renderer).padded(MARGIN_PX)
     n = int(np.sum((pts[:, 0] >= bb.x0) & (pts[:, 0] <= bb.x1) & (pts[:, 1] >= bb.y0)
                    & (pts[:, 1] <= bb.y1))) if len(pts) else 0
     return n + sum(bool(bb.overlaps(t)) for t in texts)
@@ -143,14 +143,28 @@ def place_legends(fig) -> None:
         for ax in outside:
             leg = ax.get_legend()
             if len(fig.axes) == 1:
-                leg.set_loc("upper left")
-                leg.set_bbox_to_anchor((1.02, 1.0), transform=ax.transAxes)
-                fig.set_figwidth(fig.get_figwidth() * 1.45)
+                beside(leg)
             else:  # below the axes, clear of its tick labels and x label, in rows
                 leg = _in_columns(ax, leg, min(3, max(1, len(leg.get_texts()) // 3)))
                 leg.set_loc("upper center")
                 leg.set_bbox_to_anchor((0.5, _under(ax, renderer)), transform=ax.transAxes)
                 below.append(ax)
+
+
+#: How much wider a lone axes' figure gets when its legend goes beside it (the axes keep
+#: their size).
+BESIDE_WIDEN = 1.5
+
+
+def beside(leg):
+    """Put a lone axes' legend beside it, top-aligned right of the axes, the figure widened by
+    :data:`BESIDE_WIDEN`; returns the legend."""
+    leg.set_loc("upper left")
+    leg.set_bbox_to_anchor((1.02, 1.0), transform=leg.axes.transAxes)
+    leg.borderaxespad = 0.0
+    fig = leg.axes.figure
+    fig.set_figwidth(fig.get_figwidth() * BESIDE_WIDEN)
+    return leg
 
 
 def _in_columns(ax, leg, ncols: int):

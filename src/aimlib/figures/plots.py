@@ -26,7 +26,7 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
-from aimlib.figures.legend import tidy
+from aimlib.figures.legend import beside, tidy
 from aimlib.figures.registry import FIGURES
 from aimlib.channels.softmax import perfect_recovery_alpha_bar
 
@@ -253,8 +253,8 @@ def _legend(ax, **kw):
     if not handles:
         return None
     if len(handles) > LEGEND_INSIDE_MAX and len(ax.figure.axes) == 1:
-        kw.update(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, ncol=1)
-        ax.figure.set_figwidth(ax.figure.get_figwidth() * 1.5)
+        kw.update(ncol=1)
+        return beside(ax.legend(handles, labels, **kw))
     return ax.legend(handles, labels, **kw)
 
 

@@ -11,8 +11,8 @@ from aimlib.core.options import SE_TOL
 from aimlib.core.validation import check_positive
 from aimlib.pipeline.grids import ConfigError, as_list, channel_grid, channels, fnum
 
-__all__ = ["check", "check_schema", "validate", "schema", "fill_defaults", "resolve_ref",
-           "schema_properties"]
+__all__ = ["check", "check_schema", "schema_errors", "validate", "schema", "fill_defaults",
+           "resolve_ref", "schema_properties"]
 
 
 def _positive(v, key: str) -> None:
@@ -88,36 +88,29 @@ def _check_d_rho(exp: dict, block: dict, stage: str, key: str) -> None:
 def validate(config: dict, schema_path) -> dict:
     """The workflow's check of a config: the schema (:func:`check_schema`), the defaults
     (:func:`fill_defaults`), then the semantic checks (:func:`check`) of every experiment the
-    schema accepted; raise one :class:`ConfigError` with a line for every block that fails, so
-    that a config with several mistakes is mended in one pass.  Returns ``config``, filled in."""
-    lines, failed = [], set()
-    try:
-        check_schema(config, schema_path)
-    except ConfigError as e:
-        lines = str(e).split("\n")
-        failed = {ln.split(" ", 1)[0].split(":")[0].split(".")[1] for ln in lines
-                  if ln.startswith("experiments.") and ln.count(".") >= 1}
-        if not isinstance(config.get("experiments"), dict) or any(
-                not ln.startswith("experiments.") for ln in lines):
-            raise  # a top-level key is wrong: the experiments cannot be read reliably
-    if failed:  # the accepted experiments only (the config is rejected in any case)
-        fill_defaults({"experiments": {k: v for k, v in config["experiments"].items()
-                                       if k not in failed}})
-    else:
-        fill_defaults(config)
+    schema accepted; raise one :class:`ConfigError` with a line for every block that fails, in
+    the config's order, so that a config with several mistakes is mended in one pass.  Returns
+    ``config``, filled in."""
+    failing = schema_errors(config, schema_path)
+    if any(b[0] != "experiments" or len(b) < 2 for b in failing):
+        # a top-level key is wrong: the experiments cannot be read reliably
+        raise ConfigError("\n".join(failing.values()))
+    failed = {b[1] for b in failing}
+    # defaults for the accepted experiments only when some failed (the config is rejected then)
+    fill_defaults({"experiments": {k: v for k, v in config["experiments"].items()
+                                   if k not in failed}} if failed else config)
     if not config.get("experiments"):
         check(config)  # names the empty block
+    lines = []
     for name, exp in config["experiments"].items():
         if name in failed:
+            lines.append(failing[("experiments", name)])
             continue
         try:
             _check_experiment(exp, f"experiments.{name}")
         except ConfigError as e:
             lines.append(str(e))
     if lines:
-        order = {k: i for i, k in enumerate(config["experiments"])}
-        lines.sort(key=lambda ln: order.get(ln.split(".")[1].split(" ")[0].split(":")[0], -1)
-                   if ln.startswith("experiments.") else -1)
         raise ConfigError("\n".join(lines))
     return config
 
@@ -400,6 +393,14 @@ def check_schema(config: dict, schema_path) -> None:
     """Validate ``config`` against :func:`schema`; on failure raise :class:`ConfigError` with
     one line per block that fails (an experiment, or a top-level key): the key, its value and
     the rule it breaks (the most specific of jsonschema's errors, not a dump of the schema)."""
+    failing = schema_errors(config, schema_path)
+    if failing:
+        raise ConfigError("\n".join(failing.values()))
+
+
+def schema_errors(config: dict, schema_path) -> dict[tuple, str]:
+    """The schema's verdict per block that fails, ``{("experiments", name) or (key,): line}``,
+    in the config's order (empty: the config passes)."""
     import jsonschema
 
     # `--config pause_long_runs=false` arrives as the string 'false': read it as the flag
@@ -407,19 +408,13 @@ def check_schema(config: dict, schema_path) -> None:
     if isinstance(flag, str) and flag.strip().lower() in _BOOL_WORDS:
         config["pause_long_runs"] = _BOOL_WORDS[flag.strip().lower()]
     sch = schema(schema_path)
-    validator = jsonschema.Draft202012Validator(sch)
-    errors = list(validator.iter_errors(config))
-    if not errors:
-        return
-    # one line per block that fails (an experiment, or a top-level key), so that a config
-    # with several mistakes is mended in one pass
     blocks: dict[tuple, list] = {}
-    for e in errors:
+    for e in jsonschema.Draft202012Validator(sch).iter_errors(config):
         path = tuple(e.absolute_path)
         blocks.setdefault(path[:2] if path[:1] == ("experiments",) else path[:1], []).append(e)
     order = {("experiments", k): i for i, k in enumerate(config.get("experiments") or {})}
-    keys = sorted(blocks, key=lambda b: (order.get(b, -1), str(b)))
-    raise ConfigError("\n".join(_schema_message(blocks[b], sch) for b in keys))
+    return {b: _schema_message(blocks[b], sch)
+            for b in sorted(blocks, key=lambda b: (order.get(b, -1), str(b)))}
 
 
 def _schema_message(errors: list, sch: dict) -> str:

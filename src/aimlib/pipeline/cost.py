@@ -4,8 +4,8 @@ from the job plan (:mod:`aimlib.pipeline.config`) and the algorithm registry's p
 
 :func:`planned_jobs` lists every job of a configuration with its output file and its expected
 seconds; :func:`estimate` adds them up, over every job or over the jobs of one run (those whose
-outputs Snakemake's DAG will write, or, in a dry run, those whose outputs are missing).  The
-Snakefile prints it before the first job; the workflow's resource requests come from
+outputs Snakemake's DAG will write: :func:`run_cost`).  The Snakefile prints it before the first
+job, and a dry run after Snakemake's job list; the workflow's resource requests come from
 :func:`data_job`.
 """
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from aimlib.algorithms.resources import Resources
 
-__all__ = ["CostEstimate", "PlannedJob", "estimate", "planned_jobs", "missing_cost",
+__all__ = ["CostEstimate", "PlannedJob", "estimate", "planned_jobs",
            "run_cost", "print_run_cost", "dag_outputs", "run_scope", "format_hours",
            "snakemake_mode", "data_job",
            "JOB_STARTUP_SECONDS", "SE_POINT_SECONDS"]
@@ -226,22 +226,6 @@ def estimate(config: dict, outputs=None, *, scope: str | None = None,
                         shared_jobs=shared, gpu_hours=gpu,
                         scope=scope or ("from an empty cache" if outputs is None
                                         else "of this run's jobs"))
-
-
-def missing_cost(config: dict, cores: int | None = None, root=".", *, missing=None,
-                 jobs: list[PlannedJob] | None = None) -> str:
-    """The summary of :func:`estimate` over the jobs whose output file is missing under
-    ``root``, or over ``missing`` (what a dry run prints: it has no DAG hook)."""
-    from pathlib import Path
-
-    jobs = planned_jobs(config) if jobs is None else jobs
-    if missing is None:
-        missing = {j.output for j in jobs if not (Path(root) / j.output).exists()}
-    if not missing:
-        return "aimlib: every output of this configuration exists (nothing to estimate)"
-    scope = ("from an empty cache" if len(missing) >= len(jobs)
-             else f"of the jobs whose outputs are missing ({len(missing)})")
-    return estimate(config, missing, jobs=jobs, scope=scope).summary(cores)
 
 
 def dag_outputs(workflow) -> list[str] | None:

@@ -231,7 +231,7 @@ def progress_line(run: dict, done: dict, output: str, now: float | None = None) 
     return (f"aimlib progress: {exp} {stage} {len(g_done)}/{len(group)} jobs, "
             f"{cpu(hours(g_done), hours(group))} | all {len(finished)}/{len(jobs)} jobs, "
             f"{cpu(hours(finished), hours(jobs))}{gpu}, about "
-            f"{_fmt_hours(left)} left at {run.get('cores', 1)} cores ({how})")
+            f"{_format_hours(left)} left at {run.get('cores', 1)} cores ({how})")
 
 
 def checkout_commit(path=".") -> str:
@@ -279,17 +279,11 @@ def end_of_run(outputs, configfiles=(), *, started: float | None = None) -> str:
 
     cf = " ".join(shlex.quote(rel(str(c))) for c in configfiles)
     report = "snakemake --report report.html" + (f" --configfile {cf}" if cf else "")
-    took = (f" in {_fmt_hours((time.time() - started) / 3600.0)}"
+    took = (f" in {_format_hours((time.time() - started) / 3600.0)}"
             if started is not None else "")
     made = (f"{len(figs)} figure{'s' if len(figs) != 1 else ''} written to figures/ (PNG and "
             f"PDF): {', '.join(figs)}" if figs else "no figure needed remaking (figures/)")
     return f"aimlib: done{took}. {made}. The report: {report}"
-
-
-def _fmt_hours(h: float) -> str:
-    from aimlib.pipeline.cost import format_hours
-
-    return format_hours(h)
 
 
 def job_done(output: str, cpu_seconds: float, *, out=None, run_dir: Path | None = None,
@@ -327,3 +321,10 @@ def job_done(output: str, cpu_seconds: float, *, out=None, run_dir: Path | None 
         except OSError:
             pass
     return line
+
+
+def _format_hours(hours: float) -> str:
+    # imported here: a job's start-up (job_done) should not load the cost model's modules
+    from aimlib.pipeline.cost import format_hours
+
+    return format_hours(hours)
