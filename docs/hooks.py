@@ -10,7 +10,6 @@ and adds MathJax to the site from a pinned package, so that equations render off
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 

@@ -15,7 +15,7 @@ from aimlib import state_evolution as se
 from aimlib.algorithms import ALGORITHMS, Algorithm, aggregate_kinds, algorithm, resources
 from aimlib.algorithms.protocol import outcome
 from aimlib.channels import CHANNELS
-from aimlib.core.options import defaults
+from aimlib.core.options import defaults, option
 from aimlib.figures.registry import FIGURES, INPUT_KINDS
 from aimlib.pipeline import config as cfg
 from aimlib.pipeline import cost
@@ -100,7 +100,7 @@ def test_config_rejects_an_unknown_stage_and_option():
 # ------------------------------------------------------------------ a new algorithm, one line
 @dataclass(frozen=True)
 class PriorMeanOptions:
-    scale: float = 1.0
+    scale: float = option(1.0, "multiple of the prior's mean", gt=0)
 
 
 class PriorMean(Algorithm):
@@ -110,7 +110,6 @@ class PriorMean(Algorithm):
     name: ClassVar[str] = "prior_mean"
     label: ClassVar[str] = "prior mean"
     OPTIONS: ClassVar[type] = PriorMeanOptions
-    OPTION_SCHEMA: ClassVar[dict] = {"scale": {"type": "number"}}
     AGGREGATES: ClassVar[dict] = {"prior_mean": "error"}
     CLI_HELP = CLI_DESCRIPTION = "the prior's mean"
     CLI_EXAMPLE = "aimlib prior_mean softmax --rho 0.5 --alpha 0.1 --d 40"
@@ -144,10 +143,6 @@ class PriorMean(Algorithm):
     def job(cls, data, variant, opts, log, progress=None):
         res = cls.run(data, **opts)
         return res.to_dataset().assign(**outcome(data, res.S_hat, log, cls.label))
-
-    @classmethod
-    def add_cli_args(cls, p):
-        p.add_argument("--scale", type=float, default=1.0)
 
 
 def test_a_new_algorithm_through_the_registry_alone(monkeypatch, capsys):

@@ -27,6 +27,7 @@ import numpy as np
 
 from aimlib import __version__
 from aimlib.channels import CHANNELS as _REGISTRY
+from aimlib.core.options import flag
 
 __all__ = ["build_parser", "main", "se_figure", "reference_markdown"]
 
@@ -279,6 +280,13 @@ def _cmd_mmse(args) -> int:
     return 0
 
 
+def _cmd_schema(args) -> int:
+    from aimlib.pipeline.checks import schema_text
+
+    sys.stdout.write(schema_text(args.source))
+    return 0
+
+
 def _cmd_algorithm(args) -> int:
     """``aimlib <algorithm>``: one run per alpha on data drawn from ``--seed``, next to SE (and
     the algorithm's own prediction where it has one); exit status 3 if a run did not converge."""
@@ -287,7 +295,8 @@ def _cmd_algorithm(args) -> int:
 
     alg = ALGORITHMS[args.command]
     alphas = _alphas(args, args.channel, args.rho, args.T)
-    opts = {k: getattr(args, k) for k in alg.option_names() if hasattr(args, k)}
+    opts = alg.validate({k: getattr(args, k) for k in alg.option_names() if hasattr(args, k)},
+                        name=flag)
     if "backend" in opts:  # before any data is drawn: the package and, here, the GPU
         from aimlib.core.backend import check
 
@@ -403,6 +412,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--delta", type=float, nargs="+", required=True, help="noise variance(s)")
     output_args(p)
     p.set_defaults(func=_cmd_mmse)
+
+    p = sub.add_parser("schema", formatter_class=_Formatter,
+                       help="the workflow's configuration schema, completed from the registries",
+                       description="Prints the JSON schema every config file is validated "
+                                   "against (YAML): config/schema.yaml completed from the channel, "
+                                   "token-law and algorithm registries, each option with its "
+                                   "meaning, range and default. Run from the repository root; "
+                                   "workflow/schemas/config.schema.yaml is its output.",
+                       epilog="examples:\n  aimlib schema > workflow/schemas/config.schema.yaml")
+    p.add_argument("--source", default="config/schema.yaml",
+                   help="the hand-written part of the schema")
+    p.set_defaults(func=_cmd_schema)
 
     from aimlib.algorithms import ALGORITHMS
 

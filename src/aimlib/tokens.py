@@ -29,6 +29,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from aimlib.core.options import option, validate
+
 __all__ = ["readable", "TokenLaw", "Gaussian", "Rademacher", "Uniform", "StudentT", "Correlated",
            "IndexLaw", "TOKEN_LAWS", "make_tokens", "GAUSSIAN"]
 
@@ -209,17 +211,15 @@ class StudentT(TokenLaw):
     """i.i.d. Student t with ``nu > 4`` degrees of freedom, scaled to unit variance
     (``kappa = 6 / (nu - 4)``; the fourth moment is infinite for ``nu <= 4``)."""
 
-    nu: float = 6.0
+    nu: float = option(6.0, "degrees of freedom (kurtosis 6 / (nu - 4))", gt=4,
+                       why="the kurtosis 6 / (nu - 4) of student_t tokens is infinite otherwise")
     name: ClassVar[str] = "student_t"
     PARAM: ClassVar[str | None] = "nu"
+    DESCRIPTION: ClassVar[str] = "Student t entries scaled to unit variance"
 
     def __post_init__(self):
-        nu = self.nu
-        if isinstance(nu, bool) or not isinstance(nu, int | float | np.floating | np.integer) \
-                or not math.isfinite(float(nu)) or not float(nu) > 4.0:
-            raise ValueError(f"nu must be a finite number > 4 for student_t tokens (their "
-                             f"kurtosis 6 / (nu - 4) is infinite otherwise), got nu={nu!r}")
-        object.__setattr__(self, "nu", float(nu))
+        validate(type(self), {"nu": self.nu})
+        object.__setattr__(self, "nu", float(self.nu))
 
     @property
     def kappa(self) -> float:
@@ -234,17 +234,15 @@ class Correlated(TokenLaw):
     """Gaussian tokens correlated along the sequence: ``x_a = sqrt(1 - c) z_a + sqrt(c) z_0``,
     ``z`` i.i.d. N(0, I_d), ``0 <= c < 1`` (``E x_a . x_b / d = c`` for ``a != b``)."""
 
-    c: float = 0.0
+    c: float = option(0.0, "correlation of two tokens of a sequence", ge=0, lt=1,
+                      why="c = 1 makes every token of a correlated sequence the same")
     name: ClassVar[str] = "correlated"
     PARAM: ClassVar[str | None] = "c"
+    DESCRIPTION: ClassVar[str] = "x_a = sqrt(1 - c) z_a + sqrt(c) z_0"
 
     def __post_init__(self):
-        c = self.c
-        if isinstance(c, bool) or not isinstance(c, int | float | np.floating | np.integer) \
-                or not 0.0 <= float(c) < 1.0:
-            raise ValueError(f"c must be in [0, 1) for correlated tokens (c = 1 makes every "
-                             f"token of a sequence the same), got c={c!r}")
-        object.__setattr__(self, "c", float(c))
+        validate(type(self), {"c": self.c})
+        object.__setattr__(self, "c", float(self.c))
 
     @property
     def corr(self) -> float:

@@ -54,8 +54,10 @@ import numpy as np
 import xarray as xr
 
 from aimlib import prior
+from aimlib.algorithms.amp_entry import AMP, AMP_MIN_D_PER_T, AMPOptions, amp_dtype
 from aimlib.channels import channel_class, make_channel, pair_weights
-from aimlib.core.options import AMP_MIN_D_PER_T, AMP_SCALES, CHUNK, TOKEN_BUDGET, AMPOptions
+from aimlib.core import backend as backends
+from aimlib.core.options import CHUNK, TOKEN_BUDGET
 from aimlib.core.progress import close_bar, open_bar
 from aimlib.model import TeacherData, attention_indices, generate, mix_tokens
 
@@ -541,12 +543,11 @@ def run(
         rate, and the time the budget would take; a converging run stops earlier).  A callable
         is called as ``progress(iteration, error, step, q_hat)`` after every iteration.
     """
-    if not 0.0 <= damping < 1.0:
-        raise ValueError(f"damping must be in [0, 1), got damping={damping!r}")
-    if not tol > 0:
-        raise ValueError(f"tol must be > 0, got tol={tol!r}")
-    if int(max_iter) < 1:
-        raise ValueError(f"max_iter must be >= 1, got max_iter={max_iter!r}")
+    if dtype != "auto":
+        dtype = np.dtype(dtype).name
+    AMP.validate(dict(damping=damping, tol=tol, max_iter=max_iter, dtype=dtype, scale=scale,
+                      backend=backend))
+    dtype = amp_dtype(dtype, data.d)
     if data.d < MIN_D_PER_T * data.T:
         raise ValueError(f"d={data.d} is too small for AMP at T={data.T}: it needs "
                          f"d >= {MIN_D_PER_T} T")
@@ -559,14 +560,10 @@ def run(
     if onsager not in ("auto", "nishimori", "general"):
         raise ValueError(f"onsager must be 'auto', 'nishimori' or 'general', got {onsager!r}")
     general = onsager == "general" or (onsager == "auto" and variant == "density")
-    if scale not in AMP_SCALES:
-        raise ValueError(f"scale must be one of {AMP_SCALES}, got scale={scale!r}")
     trace = (prior.scale_posterior_trace(data.d, data.r)
              if scale == "prior" and not general and ch.SCALE_INVARIANT else None)
     if general and not hasattr(ch, "neg_divergence"):
         raise ValueError(f"onsager='general' needs dg/domega, not available for {ch.name}")
-    from aimlib.core import backend as backends
-
     backends.check(backend)
     tokens = Tokens(data, int(chunk), token_budget, dtype)
     try:
@@ -600,8 +597,6 @@ def run(
 
 def _raise_out_of_memory(backend: str, data, tokens, exc: BaseException) -> None:
     """A device out of memory as a ``MemoryError`` with the size the run needed."""
-    from aimlib.core import backend as backends
-
     if backend == "numpy" or not backends.get(backend).out_of_memory(exc):
         return
     n, T, d = data.n, data.T, data.d

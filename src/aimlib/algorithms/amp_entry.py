@@ -3,36 +3,59 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
-from aimlib.algorithms.protocol import Algorithm, add_backend_arg, outcome
-from aimlib.core.options import AMP_MIN_D_PER_T, AMP_SCALES, AMPOptions
+from aimlib.algorithms.protocol import Algorithm, backend_option, outcome
+from aimlib.core.options import option
 
-__all__ = ["AMP"]
+__all__ = ["AMP", "AMPOptions", "AMP_MIN_D_PER_T", "AMP_SCALES", "FLOAT32_FROM_D", "amp_dtype"]
+
+#: AMP's smallest ``d`` per token (its RIE and Onsager terms are large-d approximations; at
+#: d = 2 it reports nonsense as converged); the spectral estimator, AMP's first step, shares it.
+AMP_MIN_D_PER_T = 5
+
+#: AMP's ``scale`` options (docs/theory.md §4.2): keep a scale-blind channel's trace at the
+#: posterior mean's, or leave it free.
+AMP_SCALES = ("prior", "free")
+
+#: ``d`` from which ``dtype: auto`` runs AMP's large products in float32.
+FLOAT32_FROM_D = 500
+
+
+def amp_dtype(dtype: str, d: int) -> str:
+    """Resolve the ``dtype`` option (``auto``: float32 from ``d =`` :data:`FLOAT32_FROM_D`)."""
+    if dtype == "auto":
+        return "float32" if d >= FLOAT32_FROM_D else "float64"
+    if dtype not in ("float64", "float32"):
+        raise ValueError(f"dtype must be float64, float32 or auto, got dtype={dtype!r}")
+    return dtype
+
+
+@dataclass(frozen=True)
+class AMPOptions:
+    """Options of :func:`aimlib.algorithms.amp.run` that an experiment's ``amp`` block and
+    ``aimlib amp`` may set: each declared once, with its meaning and range
+    (:mod:`aimlib.core.options`)."""
+
+    damping: float = option(
+        0.5, "output-side damping of the first attempt (restarts damp more)", ge=0, lt=1)
+    tol: float = option(1e-7, "convergence: (1/d) ||S_new - S||^2 below it", gt=0)
+    max_iter: int = option(500, "iteration budget of a run, restarts included", ge=1)
+    dtype: str = option(
+        "float64", "precision of the tokens and of the two large products (float32 halves "
+        "memory and time; everything else stays float64); \"auto\" uses float32 from d >= 500",
+        choices=("float64", "float32", "auto"))
+    scale: str = option(
+        "prior", "hardmax: keep the estimate's trace at the posterior mean's exact sqrt(r d) "
+        "(\"prior\", docs/theory.md §4.2) or leave it free", choices=AMP_SCALES)
+    backend: str = backend_option()
 
 
 class AMP(Algorithm):
     name: ClassVar[str] = "amp"
     label: ClassVar[str] = "AMP"
     OPTIONS: ClassVar[type] = AMPOptions
-    OPTION_SCHEMA: ClassVar[dict] = {
-        "damping": {"type": "number", "minimum": 0, "exclusiveMaximum": 1,
-                    "description": "output-side damping of the first attempt (restarts damp "
-                                   "more)"},
-        "tol": {"$ref": "#/$defs/positive",
-                "description": "convergence: (1/d) ||S_new - S||^2 below it"},
-        "max_iter": {"type": "integer", "minimum": 1,
-                     "description": "iteration budget of a run, restarts included"},
-        "dtype": {"description": "precision of the tokens and of the two large products "
-                                 "(float32 halves memory and time; everything else stays "
-                                 "float64); \"auto\" uses float32 from d >= 500",
-                  "enum": ["float64", "float32", "auto"]},
-        "scale": {"enum": list(AMP_SCALES),
-                  "description": "hardmax: keep the estimate's trace at the posterior mean's "
-                                 "exact sqrt(r d) (\"prior\", docs/theory.md §4.2) or leave it "
-                                 "free"},
-        "backend": Algorithm.BACKEND_SCHEMA,
-    }
     PROGRESS_UNIT: ClassVar[str] = "AMP iterations"
     CLI_HELP: ClassVar[str] = "AMP on teacher data drawn from a seed, next to its SE"
     CLI_DESCRIPTION: ClassVar[str] = (
@@ -62,8 +85,6 @@ class AMP(Algorithm):
 
     @classmethod
     def options(cls, block, d=None) -> dict:
-        from aimlib.algorithms.resources import amp_dtype
-
         opts = super().options(block)
         if d is not None:
             opts["dtype"] = amp_dtype(opts["dtype"], int(d))
@@ -96,19 +117,6 @@ class AMP(Algorithm):
                  "restarts %d", data.seed, res.error, res.iterations, res.total_iterations,
                  res.stop_reason, res.damping, res.restarts)
         return res.to_dataset().assign(**outcome(data, res.S_hat, log, "AMP"))
-
-    @classmethod
-    def add_cli_args(cls, p) -> None:
-        p.add_argument("--damping", type=float, default=AMPOptions.damping,
-                       help="output-side damping in [0, 1)")
-        p.add_argument("--tol", type=float, default=AMPOptions.tol,
-                       help="convergence tolerance")
-        p.add_argument("--max-iter", type=int, default=AMPOptions.max_iter,
-                       help="iteration budget")
-        p.add_argument("--scale", choices=AMP_SCALES, default=AMPOptions.scale,
-                       help="hardmax: keep the trace of S_hat at the posterior mean's exact "
-                            "sqrt(r d), or leave it free (docs/theory.md §4.2)")
-        add_backend_arg(p, AMPOptions.backend)
 
     @classmethod
     def cli_row(cls, res) -> dict:

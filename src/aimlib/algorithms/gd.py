@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from aimlib.algorithms.gd_entry import GD, GDOptions
 from aimlib.channels import CHANNELS, Channel, Softmax, channel_class
+from aimlib.core import backend as backends
 from aimlib.core.kernels import adam_step, pack_students
-from aimlib.core.options import GDOptions
 from aimlib.core.progress import close_bar, open_bar
 from aimlib.model import TeacherData, estimation_error, generate
 
@@ -214,10 +215,6 @@ def _backward_product(W, X, y, channel, work, centre, packed=None, P=None):
 MEMORY_BUDGET = 2e9
 #: The same on a GPU backend (an H100/H200 has 80-141 GB; the rest is left to the tokens).
 GPU_MEMORY_BUDGET = 32e9
-#: Precisions of the tokens and of the matrix products that :func:`run` accepts.
-PRECISIONS = ("float64", "float32")
-#: How a GD run chooses its number of steps (:class:`aimlib.core.options.GDOptions`).
-STOP_RULES = ("holdout", "steps")
 #: Why an initialisation stopped: the step cap, the held-out test, a non-finite loss.
 STOP_REASONS = ("steps", "holdout", "nan")
 
@@ -329,29 +326,14 @@ def run(
         rate and time remaining).  A callable is called as ``progress(step, mean_loss)`` at the
         first and every 50th step of each batch.
     """
-    from aimlib.core import backend as backends
-
     ch = data.ch
     if not ch.SUPPORTS_GD:
         gd_channels = [k for k, c in CHANNELS.items() if c.SUPPORTS_GD]
         raise ValueError(f"GD is defined for the channels {gd_channels}, got "
                          f"channel={data.channel!r}")
-    if int(inits) < 1:
-        raise ValueError(f"inits must be >= 1, got inits={inits!r}")
-    if int(steps) < 1:
-        raise ValueError(f"steps must be >= 1, got steps={steps!r}")
-    if not lr > 0:
-        raise ValueError(f"lr must be > 0, got lr={lr!r}")
-    if dtype not in PRECISIONS:
-        raise ValueError(f"dtype must be one of {PRECISIONS}, got dtype={dtype!r}")
-    if stop not in STOP_RULES:
-        raise ValueError(f"stop must be one of {STOP_RULES}, got stop={stop!r}")
-    if int(stop_window) < 1:
-        raise ValueError(f"stop_window must be >= 1, got stop_window={stop_window!r}")
-    if not stop_tol > 0:
-        raise ValueError(f"stop_tol must be > 0, got stop_tol={stop_tol!r}")
-    if not 0 < holdout <= 1:
-        raise ValueError(f"holdout must be in (0, 1], got holdout={holdout!r}")
+    GD.validate(dict(inits=inits, steps=steps, lr=lr, dtype=dtype, stop=stop,
+                     stop_window=stop_window, stop_tol=stop_tol, holdout=holdout,
+                     checkpoints=checkpoints, backend=backend))
     backends.check(backend)
     if rng is None:
         rng = np.random.default_rng(np.random.SeedSequence(list(data.token_entropy),

@@ -3,49 +3,59 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
-from aimlib.algorithms.protocol import OUTCOME_EXTRAS, Algorithm, add_backend_arg, outcome
-from aimlib.core.options import GDOptions
+from aimlib.algorithms.protocol import OUTCOME_EXTRAS, Algorithm, backend_option, outcome
+from aimlib.core.options import option
 
-__all__ = ["GD"]
+__all__ = ["GD", "GDOptions", "STOP_RULES"]
+
+#: GD's stopping rules (docs/theory.md §5.1).
+STOP_RULES = ("holdout", "steps")
+
+
+@dataclass(frozen=True)
+class GDOptions:
+    """Options of :func:`aimlib.algorithms.gd.run` that an experiment's ``gd`` block and
+    ``aimlib gd`` may set (docs/theory.md §5: Adam, lr 0.1, 1000 steps, K = 32 initialisations
+    for AGD), each declared once (:mod:`aimlib.core.options`)."""
+
+    inits: int = option(32, "initialisations K on the same data (AGD averages them)", ge=1,
+                        cli_help="initialisations K")
+    steps: int = option(1000, "Adam steps (the cap under stop: holdout)", ge=1)
+    lr: float = option(0.1, "Adam's learning rate", gt=0)
+    dtype: str = option(
+        "float32", "precision of the tokens and of the two matrix products per Adam step "
+        "(float32 is about twice as fast; its errors agree with float64 to about 1e-7, far "
+        "inside the seed spread); parameters, Adam moments and the softmax stay float64",
+        choices=("float64", "float32"), cli_help="precision of the tokens and matrix products")
+    #: the default is the paper's protocol: the held-out rule fails its validation below the
+    #: threshold, where GD's error still drifts by about a seed spread between steps 500 and
+    #: 1000 (docs/theory.md §5.1)
+    stop: str = option(
+        "steps", "holdout: each initialisation stops when its loss on held-out samples stopped "
+        "falling (docs/theory.md §5.1), steps capping it; steps: every initialisation runs "
+        "`steps` steps (the paper's protocol)", choices=STOP_RULES)
+    stop_window: int = option(100, "steps between two held-out tests (stop: holdout)", ge=1)
+    stop_tol: float = option(
+        1e-2, "relative fall of the held-out loss over a window below which an initialisation "
+        "stops (stop: holdout)", gt=0)
+    holdout: float = option(
+        0.25, "held-out samples of the stopping test, a fraction of n (fresh draws of the "
+        "teacher, never trained on)", gt=0, le=1)
+    checkpoints: int = option(
+        0, "record the GD and AGD errors at this many log-spaced steps (the step-budget "
+        "figure); 0: none", ge=0, cli=False)
+    backend: str = backend_option()
 
 
 class GD(Algorithm):
     name: ClassVar[str] = "gd"
     label: ClassVar[str] = "GD"
     OPTIONS: ClassVar[type] = GDOptions
-    OPTION_SCHEMA: ClassVar[dict] = {
-        "inits": {"type": "integer", "minimum": 1,
-                  "description": "initialisations K on the same data (AGD averages them)"},
-        "steps": {"type": "integer", "minimum": 1,
-                  "description": "Adam steps (the cap under stop: holdout)"},
-        "lr": {"$ref": "#/$defs/positive", "description": "Adam's learning rate"},
-        "dtype": {"description": "precision of the tokens and of the two matrix products per "
-                                 "Adam step (float32 is about twice as fast; its errors agree "
-                                 "with float64 to about 1e-7, far inside the seed spread); "
-                                 "parameters, Adam moments and the softmax stay float64",
-                  "enum": ["float64", "float32"]},
-        "stop": {"description": "holdout: each initialisation stops when its loss on held-out "
-                                "samples stopped falling (docs/theory.md §5.1), steps capping "
-                                "it; steps: every initialisation runs `steps` steps (the "
-                                "paper's protocol)",
-                 "enum": ["holdout", "steps"]},
-        "stop_window": {"type": "integer", "minimum": 1,
-                        "description": "steps between two held-out tests (stop: holdout)"},
-        "stop_tol": {"$ref": "#/$defs/positive",
-                     "description": "relative fall of the held-out loss over a window below "
-                                    "which an initialisation stops (stop: holdout)"},
-        "holdout": {"description": "held-out samples of the stopping test, a fraction of n "
-                                   "(fresh draws of the teacher, never trained on)",
-                    "type": "number", "exclusiveMinimum": 0, "maximum": 1},
-        "checkpoints": {"description": "record the GD and AGD errors at this many log-spaced "
-                                       "steps (the step-budget figure); 0: none",
-                        "type": "integer", "minimum": 0},
-        "backend": Algorithm.BACKEND_SCHEMA,
-    }
     HAS_VARIANTS: ClassVar[bool] = False
     PROGRESS_UNIT: ClassVar[str] = "Adam steps"
     CLI_HELP: ClassVar[str] = "GD / averaged GD (Adam) on data drawn from a seed"
@@ -118,25 +128,6 @@ class GD(Algorithm):
     @classmethod
     def aggregate_extras(cls, kind: str) -> dict[str, str]:
         return {k: f"{k}_{kind}" for k in cls.EXTRAS}
-
-    @classmethod
-    def add_cli_args(cls, p) -> None:
-        p.add_argument("--inits", type=int, default=GDOptions.inits, help="initialisations K")
-        p.add_argument("--steps", type=int, default=GDOptions.steps, help="Adam steps")
-        p.add_argument("--lr", type=float, default=GDOptions.lr, help="learning rate")
-        p.add_argument("--dtype", choices=("float32", "float64"), default=GDOptions.dtype,
-                       help="precision of the tokens and matrix products")
-        p.add_argument("--stop", choices=("holdout", "steps"), default=GDOptions.stop,
-                       help="holdout: stop each initialisation when its held-out loss stopped "
-                            "falling (--steps caps it); steps: run --steps steps (the paper)")
-        p.add_argument("--stop-window", type=int, default=GDOptions.stop_window,
-                       help="steps between two held-out tests")
-        p.add_argument("--stop-tol", type=float, default=GDOptions.stop_tol,
-                       help="relative fall of the held-out loss over a window below which an "
-                            "initialisation stops")
-        p.add_argument("--holdout", type=float, default=GDOptions.holdout,
-                       help="held-out samples of the test, a fraction of n")
-        add_backend_arg(p, GDOptions.backend)
 
     @classmethod
     def cli_row(cls, res) -> dict:

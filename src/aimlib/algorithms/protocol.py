@@ -5,8 +5,9 @@ d, alpha)``.  Its entry owns everything the library, the configuration, the work
 estimate and the command line need to know of it, so that adding one is one module and one
 registry line:
 
-- ``OPTIONS``: the dataclass of the options an experiment's block may set (its defaults are the
-  library's, the config's and the schema's), ``OPTION_SCHEMA`` their JSON schema;
+- ``OPTIONS``: the dataclass of the options an experiment's block may set, each declared once
+  with :func:`aimlib.core.options.option` (meaning, type, default, range or choices), from which
+  the library's defaults and checks, the schema's block and the command-line flags are derived;
 - :meth:`run` and :meth:`run_point`: the numerics, whose result has one protocol (``error``,
   ``converged``, ``stop_reason``, ``to_dataset()``);
 - :meth:`supports` (which channels), :meth:`min_d` (its smallest d);
@@ -14,17 +15,18 @@ registry line:
 - ``AGGREGATES``: what its aggregates hold, ``{kind: run variable}`` (GD has two: the first
   initialisation and the average);
 - :meth:`job`: one seed of a workflow job, the dataset written for it;
-- :meth:`add_cli_args` and :meth:`cli_row`: its ``aimlib <name>`` subcommand.
+- :meth:`cli_row`: its ``aimlib <name>`` subcommand's columns (the flags come from ``OPTIONS``).
 """
 
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from aimlib.core.options import resolve
+from aimlib.core import options as _options
+from aimlib.core.backend import BACKENDS, DEFAULT, is_gpu
 
-__all__ = ["Algorithm", "OUTCOME_EXTRAS", "outcome", "add_backend_arg"]
+__all__ = ["Algorithm", "OUTCOME_EXTRAS", "outcome", "backend_option"]
 
 #: Per-run variables every aggregate averages next to the error when a run has them (the test
 #: error on fresh samples and the overlaps it is predicted from, docs/theory.md §10).
@@ -52,13 +54,15 @@ def outcome(data, S_hat, log, what: str, suffix: str = "") -> dict:
     return {(k if k == "Q0" else f"{k}{suffix}"): float(v) for k, v in vals.items()}
 
 
-def add_backend_arg(parser, default: str) -> None:
-    """The ``--backend`` flag of an algorithm with a ``backend`` option."""
-    from aimlib.core.backend import BACKENDS
-
-    parser.add_argument("--backend", choices=tuple(BACKENDS), default=default,
-                        help="where the iterations run: numpy (CPU), cupy or torch (a CUDA GPU, "
-                             "pip install -e '.[gpu]')")
+def backend_option() -> Any:
+    """The ``backend`` option of an algorithm that has one, its choices from
+    :data:`aimlib.core.backend.BACKENDS`."""
+    return _options.option(
+        DEFAULT, "where the iterations run: numpy (CPU, numba kernels; the default), cupy or "
+        "torch (one CUDA GPU, pip install -e '.[gpu]'), array_api / array_api_strict (the GPU "
+        "code path on the CPU, for tests)", choices=lambda: tuple(BACKENDS),
+        cli_help="where the iterations run: numpy (CPU), cupy or torch (a CUDA GPU, "
+                 "pip install -e '.[gpu]')")
 
 
 class Algorithm:
@@ -69,7 +73,6 @@ class Algorithm:
     #: Short description (figure legends, the CLI's help).
     label: ClassVar[str]
     OPTIONS: ClassVar[type]
-    OPTION_SCHEMA: ClassVar[dict]
     #: Whether its block may choose the channel's output-function ``variant``.
     HAS_VARIANTS: ClassVar[bool] = True
     #: ``{aggregate kind: the run variable it averages}``.
@@ -113,34 +116,31 @@ class Algorithm:
         cls.check_d(d, T)
 
     # ------------------------------------------------------------------ options
-    #: The schema of a ``backend`` option (:mod:`aimlib.core.backend`), for entries that have one.
-    BACKEND_SCHEMA: ClassVar[dict] = {
-        "description": "where the iterations run: numpy (CPU, numba kernels; the default), "
-                       "cupy or torch (one CUDA GPU, pip install -e '.[gpu]'), array_api / "
-                       "array_api_strict (the GPU code path on the CPU, for tests)",
-        "enum": ["numpy", "array_api", "array_api_strict", "cupy", "torch"]}
-
     @classmethod
     def backend(cls, opts: dict) -> str:
         """The backend a run with options ``opts`` uses (``"numpy"`` without the option)."""
-        return str(opts.get("backend", "numpy"))
+        return str(opts.get("backend", DEFAULT))
 
     @classmethod
     def uses_gpu(cls, opts: dict) -> bool:
         """Whether a run with options ``opts`` runs on a GPU (its jobs request one)."""
-        from aimlib.core.backend import is_gpu
-
         return is_gpu(cls.backend(opts))
 
     @classmethod
     def options(cls, block: dict | None, d: int | None = None) -> dict:
         """The options of a config block over the defaults (``d`` resolves size-dependent
         choices such as AMP's ``dtype: auto``)."""
-        return resolve(cls.OPTIONS, block)
+        return _options.resolve(cls.OPTIONS, block)
 
     @classmethod
     def option_names(cls) -> list[str]:
         return [f.name for f in fields(cls.OPTIONS)]
+
+    @classmethod
+    def validate(cls, opts: dict, *, where: str = "", name=None) -> dict:
+        """``opts`` checked against the declarations of ``OPTIONS``
+        (:func:`aimlib.core.options.validate`: ``ValueError`` naming the key)."""
+        return _options.validate(cls.OPTIONS, opts, where=where, name=name)
 
     # ------------------------------------------------------------------ numerics
     @classmethod
@@ -218,7 +218,8 @@ class Algorithm:
     # ------------------------------------------------------------------ command line
     @classmethod
     def add_cli_args(cls, parser) -> None:
-        """Its options as command-line flags (defaults from ``OPTIONS``)."""
+        """Its options as command-line flags (:func:`aimlib.core.options.add_arguments`)."""
+        _options.add_arguments(parser, cls.OPTIONS)
 
     #: The subcommand's one-line help, description and example.
     CLI_HELP: ClassVar[str] = ""

@@ -18,8 +18,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from aimlib.algorithms.amp_entry import FLOAT32_FROM_D, AMPOptions, amp_dtype
+from aimlib.algorithms.gd_entry import GDOptions
 from aimlib.channels import CHANNELS
-from aimlib.core.options import CHUNK, TOKEN_BUDGET, AMPOptions, GDOptions
+from aimlib.core.backend import is_gpu
+from aimlib.core.options import CHUNK, TOKEN_BUDGET
 
 __all__ = [
     "Resources",
@@ -44,8 +47,6 @@ __all__ = [
 MAX_MEM_MB = 12 * 1024
 #: Interpreter + numpy, scipy, numba, xarray and netCDF imports (measured about 200 MB), rounded up.
 BASE_MB = 400
-#: ``d`` from which ``dtype: auto`` runs AMP's large products in float32.
-FLOAT32_FROM_D = 500
 #: Sustained GEMM rates per core (flop/s) of AMP's products. float64 (d = 100-300): the
 #: measured hardmax iterations at d = 100 (20.2 ms at n = 5,000, 300 ms at n = 80,000) are
 #: these products at 30 Gflop/s plus the output function; float32 (d >= 500, two threads): the
@@ -97,15 +98,6 @@ def request(mem_bytes: float, seconds: float, threads: int, attempt: int,
                      int(gpu))
 
 
-def amp_dtype(dtype: str, d: int) -> str:
-    """Resolve the ``dtype`` option of an AMP block (``auto``: float32 from ``d = 500``)."""
-    if dtype == "auto":
-        return "float32" if d >= FLOAT32_FROM_D else "float64"
-    if dtype not in ("float64", "float32"):
-        raise ValueError(f"dtype must be float64, float32 or auto, got {dtype!r}")
-    return dtype
-
-
 def _amp_threads(d: int) -> int:
     return 2 if d >= FLOAT32_FROM_D else 1
 
@@ -120,8 +112,6 @@ def amp_model(d: int, n: int, T: int, channel: str, dtype: str, chunk: int,
     """Bytes held, threads, seconds per iteration and set-up seconds of one AMP run (on a GPU
     backend: host bytes, and GPU-seconds for the products and the eigendecomposition, with the
     output function on the host where the channel has no array-API one)."""
-    from aimlib.core.backend import is_gpu
-
     dt = amp_dtype(dtype, d)
     item = 4 if dt == "float32" else 8
     tokens = n * T * d * item
@@ -162,8 +152,6 @@ def amp(d: int, n: int, T: int, channel: str, *, dtype: str = AMPOptions.dtype,
     regeneration when the tokens do not fit, and one eigendecomposition; the request covers the
     ``max_iter`` budget of each run (shared by its attempts) twice over, plus drawing its teacher.
     """
-    from aimlib.core.backend import is_gpu
-
     mem, threads, per_iter, setup = amp_model(d, n, T, channel, dtype, chunk, backend)
     return request(mem, int(runs) * (setup + int(max_iter) * per_iter), threads, attempt,
                    gpu=int(is_gpu(backend)))
@@ -200,9 +188,9 @@ def _gd_model(d: int, n: int, T: int, r: int, inits: int, steps: float,
               backend: str = GDOptions.backend, checkpoints: int = 0):
     """Host bytes, seconds (CPU-seconds on the CPU, GPU-seconds on a GPU) of one GD run of
     ``steps`` steps per initialisation (``checkpoints`` sums of ``d x d`` estimates held)."""
+    # the numerics' module (numba kernels) only when a GD run is sized, not when a workflow
+    # reads the registry
     from aimlib.algorithms.gd import MEMORY_BUDGET, memory_per_init
-    from aimlib.core.backend import is_gpu
-
     marks = int(checkpoints) * d * d * 8
     if is_gpu(backend):
         # on the host: the tokens while they are drawn and moved, the outputs, the students
@@ -271,8 +259,6 @@ def gd(d: int, n: int, T: int, r: int, *, inits: int, steps: float,
     device). Time: per step and initialisation the forward ``X W`` and backward ``X^T (G Z)``
     products, ``4 n T d r`` flop, and the softmax pass; on a GPU :func:`gd_step_gpu_seconds`.
     """
-    from aimlib.core.backend import is_gpu
-
     mem, seconds = _gd_model(d, n, T, r, inits, steps, batch_budget, dtype, backend, checkpoints)
     return request(mem, int(runs) * seconds, 1, attempt, gpu=int(is_gpu(backend)))
 

@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from aimlib import prior
+from aimlib.algorithms.spectral_entry import Spectral, SpectralOptions
 from aimlib.channels import make_channel
-from aimlib.core.options import CHUNK, TOKEN_BUDGET, SpectralOptions
+from aimlib.core.options import CHUNK, TOKEN_BUDGET
 from aimlib.model import TeacherData
 
 __all__ = ["SpectralResult", "STOP_REASONS", "run"]
@@ -90,8 +91,7 @@ def run(data: TeacherData, *, variant: str = "exact", chunk: int = CHUNK,
     """
     from aimlib.algorithms.amp import Tokens, output_pass
 
-    if dtype not in ("float64", "float32"):
-        raise ValueError(f"dtype must be float64 or float32, got dtype={dtype!r}")
+    Spectral.validate({"dtype": dtype})
     d, T, n, rho = data.d, data.T, data.n, data.rho
     ch = make_channel(data.channel, **{**data.ch.params, "variant": variant})
     ch.check_tokens(data.token_law)

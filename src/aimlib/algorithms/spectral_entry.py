@@ -3,12 +3,24 @@ denoised by the RIE (:mod:`aimlib.algorithms.spectral`, docs/theory.md §4.1).""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
+from aimlib.algorithms.amp_entry import AMP_MIN_D_PER_T
 from aimlib.algorithms.protocol import Algorithm, outcome
-from aimlib.core.options import AMP_MIN_D_PER_T, SpectralOptions
+from aimlib.core.options import option
 
-__all__ = ["Spectral"]
+__all__ = ["Spectral", "SpectralOptions"]
+
+
+@dataclass(frozen=True)
+class SpectralOptions:
+    """Options of :func:`aimlib.algorithms.spectral.run` that an experiment's ``spectral``
+    block and ``aimlib spectral`` may set (:mod:`aimlib.core.options`)."""
+
+    dtype: str = option(
+        "float64", "precision of the tokens and of the two products of its one pass over the "
+        "data", choices=("float64", "float32"))
 
 #: Seconds per run of the one-step SE prediction: its first call in a job loads the SE's
 #: kernels and tables, about 1.3 s of a 4-seed job beyond the model without it (fig2b's 10
@@ -20,10 +32,6 @@ class Spectral(Algorithm):
     name: ClassVar[str] = "spectral"
     label: ClassVar[str] = "spectral"
     OPTIONS: ClassVar[type] = SpectralOptions
-    OPTION_SCHEMA: ClassVar[dict] = {
-        "dtype": {"description": "precision of the tokens and of the two products of its one "
-                                 "pass over the data", "enum": ["float64", "float32"]},
-    }
     CLI_HELP: ClassVar[str] = (
         "the spectral estimator (one AMP output pass, RIE-denoised) next to its one-step SE")
     CLI_DESCRIPTION: ClassVar[str] = (
@@ -67,11 +75,6 @@ class Spectral(Algorithm):
                  res.error, pred, res.q_hat)
         return res.to_dataset().assign(error_pred=pred, **outcome(data, res.S_hat, log,
                                                                  "spectral"))
-
-    @classmethod
-    def add_cli_args(cls, p) -> None:
-        p.add_argument("--dtype", choices=("float64", "float32"), default=SpectralOptions.dtype,
-                       help="precision of the tokens and of the two products")
 
     @classmethod
     def prediction(cls, channel, alpha, rho, T, variant, cparams) -> float:

@@ -1,24 +1,25 @@
-"""Options of the two algorithms, defined once: the library's defaults, the configuration's
-defaults, the resource model and the schema's ``default:`` entries all come from here
-(``tests/test_config.py`` checks the schema against them).
+"""Options declared once: a dataclass field made by :func:`option` carries its meaning, type,
+default and range or choices, and everything else is derived from it: the library's defaults,
+its checks (:func:`validate`), the configuration schema's block (:func:`json_schema`, with
+``default:`` entries), the command-line flags (:func:`add_arguments`) and, through the schema,
+the documentation's configuration reference.
 
-This module imports nothing heavy, so that the workflow can read it while it parses itself.
+Each algorithm declares its option class in its own registry module
+(:mod:`aimlib.algorithms.amp_entry` and its neighbours); this module knows none of them.  It also
+holds the numerical constants shared by several layers.  It imports nothing heavy, so that the
+workflow can read the options while it parses itself.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
+from typing import Any
 
-__all__ = ["CHUNK", "TOKEN_BUDGET", "SE_TOL", "AMP_MIN_D_PER_T", "AMP_SCALES", "AMPOptions",
-           "GDOptions", "SpectralOptions", "resolve", "defaults"]
-
-#: AMP's smallest ``d`` per token (its RIE and Onsager terms are large-d approximations; at
-#: d = 2 it reports nonsense as converged); the spectral estimator, AMP's first step, shares it.
-AMP_MIN_D_PER_T = 5
-
-#: AMP's ``scale`` options (docs/theory.md §4.2): keep a scale-blind channel's trace at the
-#: posterior mean's, or leave it free.
-AMP_SCALES = ("prior", "free")
+__all__ = ["CHUNK", "TOKEN_BUDGET", "SE_TOL", "Option", "option", "specs", "resolve",
+           "defaults", "validate", "json_schema", "add_arguments", "flag"]
 
 #: Tolerance on ``|F(q) - q|`` of every state-evolution fixed point.
 SE_TOL = 1e-10
@@ -29,59 +30,103 @@ CHUNK = 4096
 #: iteration (chunk by chunk).
 TOKEN_BUDGET = 4.0 * 2**30
 
-
-@dataclass(frozen=True)
-class AMPOptions:
-    """Options of :func:`aimlib.algorithms.amp.run` that an experiment's ``amp`` block may set.
-
-    ``damping``: output-side damping in ``[0, 1)``; ``tol``: stop when the step
-    ``(1/d) ||S_hat_new - S_hat||^2`` is below it; ``max_iter``: iteration budget shared by the
-    restarts; ``dtype``: precision of the tokens and the two large products (``"auto"`` in a
-    config: float32 from ``d = 500``); ``scale``: ``"prior"`` keeps the estimate's trace at the
-    posterior mean's exact value ``sqrt(r d)`` when the labels do not see the scale of ``S``
-    (hardmax), ``"free"`` leaves it to the iteration (docs/theory.md §4.2).
-    """
-
-    damping: float = 0.5
-    tol: float = 1e-7
-    max_iter: int = 500
-    dtype: str = "float64"
-    scale: str = "prior"
-    #: Where the iterations run (:mod:`aimlib.core.backend`): ``"numpy"`` (CPU, numba) or an
-    #: array-API backend (``"cupy"``, ``"torch"`` on a GPU).
-    backend: str = "numpy"
+_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string"}
 
 
 @dataclass(frozen=True)
-class GDOptions:
-    """Options of :func:`aimlib.algorithms.gd.run` that an experiment's ``gd`` block may set
-    (docs/theory.md §5: Adam, lr 0.1, 1000 steps, K = 32 initialisations for AGD)."""
+class Option:
+    """What an option is: its meaning (``help``), its Python type, its range (``ge``/``gt``
+    below, ``le``/``lt`` above) or its ``choices`` (a sequence, or a callable giving one, for
+    choices that come from a registry), and whether it is a command-line flag (``cli``, with
+    an optional shorter ``cli_help``)."""
 
-    inits: int = 32
-    steps: int = 1000
-    lr: float = 0.1
-    dtype: str = "float32"
-    #: ``"steps"``: every initialisation runs ``steps`` Adam steps (the paper's protocol, and
-    #: the default: the held-out rule fails its validation below the threshold, where GD's
-    #: error still drifts by about a seed spread between steps 500 and 1000,
-    #: docs/theory.md §5.1); ``"holdout"``: an initialisation stops when its loss on
-    #: ``holdout`` n held-out samples fell by less than ``stop_tol`` of itself over
-    #: ``stop_window`` steps.  ``steps`` caps both.
-    stop: str = "steps"
-    stop_window: int = 100
-    stop_tol: float = 1e-2
-    holdout: float = 0.25
-    #: Steps at which the errors are recorded (``checkpoints`` log-spaced ones, 0: none).
-    checkpoints: int = 0
-    backend: str = "numpy"
+    help: str
+    type: type
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+    choices: Sequence | Callable[[], Sequence] | None = None
+    cli: bool = True
+    cli_help: str | None = None
+    #: Why the range is what it is, added to the error message.
+    why: str | None = None
+
+    def allowed(self) -> tuple | None:
+        """The choices (a registry's, read now), or ``None`` for a ranged option."""
+        if self.choices is None:
+            return None
+        return tuple(self.choices() if callable(self.choices) else self.choices)
+
+    def range_text(self) -> str:
+        """``"in [0, 1)"``, ``">= 1"``, ``"> 0"``, ``"one of 'a', 'b'"`` or ``""``."""
+        allowed = self.allowed()
+        if allowed is not None:
+            return "one of " + ", ".join(map(repr, allowed))
+        lo = self.ge if self.ge is not None else self.gt
+        hi = self.le if self.le is not None else self.lt
+        if lo is not None and hi is not None:
+            return (f"in {'[' if self.ge is not None else '('}{_num(lo)}, {_num(hi)}"
+                    f"{']' if self.le is not None else ')'}")
+        if lo is not None:
+            return f"{'>=' if self.ge is not None else '>'} {_num(lo)}"
+        if hi is not None:
+            return f"{'<=' if self.le is not None else '<'} {_num(hi)}"
+        return ""
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` is not allowed (``"must be ..."``), or ``None``."""
+        allowed = self.allowed()
+        if allowed is not None:
+            return None if value in allowed else f"must be {self.range_text()}"
+        if self.type is bool:
+            return None if isinstance(value, bool) else "must be true or false"
+        if self.type in (int, float):
+            try:
+                v = float(value)
+            except (TypeError, ValueError):
+                v = None
+            if isinstance(value, (bool, str)) or v is None or not math.isfinite(v) or (
+                    self.type is int and not v.is_integer()):
+                return f"must be {'an integer' if self.type is int else 'a finite number'}"
+            if (self.ge is not None and not v >= self.ge) \
+                    or (self.gt is not None and not v > self.gt) \
+                    or (self.le is not None and not v <= self.le) \
+                    or (self.lt is not None and not v < self.lt):
+                return f"must be {self.range_text()}"
+            return None
+        return None if isinstance(value, self.type) else f"must be a {self.type.__name__}"
 
 
-@dataclass(frozen=True)
-class SpectralOptions:
-    """Options of :func:`aimlib.algorithms.spectral.run` that an experiment's ``spectral`` block may
-    set: ``dtype``, the precision of the tokens and of the two products of its one pass."""
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
 
-    dtype: str = "float64"
+
+def option(default: Any, help: str, *, type: type | None = None, **spec) -> Any:
+    """A dataclass field holding an option: ``default``, its meaning and the
+    :class:`Option` keywords (``ge``, ``gt``, ``le``, ``lt``, ``choices``, ``cli``,
+    ``cli_help``); the type defaults to the default's."""
+    return dataclasses.field(default=default, metadata={
+        "option": Option(help=help, type=type or builtins_type(default), **spec)})
+
+
+def builtins_type(value) -> type:
+    for t in (bool, int, float, str):
+        if isinstance(value, t):
+            return t
+    raise TypeError(f"an option's default must be a bool, int, float or str, got {value!r}")
+
+
+def specs(cls) -> dict[str, tuple[Any, Option]]:
+    """``{name: (default, Option)}`` of an option class, in declaration order."""
+    out = {}
+    for f in fields(cls):
+        spec = f.metadata.get("option")
+        if spec is None:
+            raise TypeError(f"{cls.__name__}.{f.name} is not declared with aimlib.core.options"
+                            ".option")
+        out[f.name] = (f.default, spec)
+    return out
 
 
 def resolve(cls, block: dict | None) -> dict:
@@ -92,5 +137,72 @@ def resolve(cls, block: dict | None) -> dict:
 
 
 def defaults(cls) -> dict:
-    """``{name: default}`` of an options class."""
+    """``{name: default}`` of an option class."""
     return asdict(cls())
+
+
+def flag(name: str) -> str:
+    """The command-line flag of option ``name`` (``max_iter`` -> ``--max-iter``)."""
+    return "--" + name.replace("_", "-")
+
+
+def validate(cls, values: dict, *, where: str = "", name: Callable[[str], str] | None = None
+             ) -> dict:
+    """Check ``values`` (some or all options of ``cls``) and return them; ``ValueError``
+    naming the first bad key as ``where + name(key)`` (e.g. ``experiments.fig1a.amp.damping``
+    or ``--damping``) with what it must be and what it got."""
+    sp = specs(cls)
+    name = name or (lambda k: k)
+    for k, v in values.items():
+        if k not in sp:
+            raise ValueError(f"{where}{name(k)}: unknown option of {cls.__name__} (its options: "
+                             f"{', '.join(sp)})")
+        spec = sp[k][1]
+        problem = spec.problem(v)
+        if problem:
+            because = f" ({spec.why})" if spec.why else ""
+            raise ValueError(f"{where}{name(k)} {problem}{because}, got "
+                             f"{name(k).lstrip('-')}={v!r}")
+    return values
+
+
+def json_schema(cls) -> dict:
+    """The JSON-schema ``properties`` of an option class (type, range or enum, description
+    and default of each option)."""
+    out = {}
+    for k, (default, spec) in specs(cls).items():
+        node: dict = {"description": spec.help}
+        allowed = spec.allowed()
+        if allowed is not None:
+            node["enum"] = list(allowed)
+        else:
+            node["type"] = _TYPES[spec.type]
+            for key, js in (("ge", "minimum"), ("gt", "exclusiveMinimum"), ("le", "maximum"),
+                            ("lt", "exclusiveMaximum")):
+                bound = getattr(spec, key)
+                if bound is not None:
+                    node[js] = int(bound) if spec.type is int else bound
+        node["default"] = default
+        out[k] = node
+    return out
+
+
+def add_arguments(parser, cls, skip: Iterable[str] = ()) -> None:
+    """Every command-line option of ``cls`` as a flag of ``parser`` (``--max-iter``), its type,
+    choices and default from the declaration; a bad range is reported by :func:`validate`."""
+    for k, (default, spec) in specs(cls).items():
+        if not spec.cli or k in skip:
+            continue
+        allowed = spec.allowed()
+        help_ = spec.cli_help or spec.help
+        rng = spec.range_text()
+        if rng and allowed is None:
+            help_ = f"{help_} ({rng})"
+        if spec.type is bool:
+            import argparse
+
+            parser.add_argument(flag(k), action=argparse.BooleanOptionalAction,
+                                default=default, help=help_)
+        else:
+            parser.add_argument(flag(k), type=spec.type, default=default, help=help_,
+                                **({"choices": allowed} if allowed is not None else {}))

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from aimlib.algorithms import ALGORITHMS
 from aimlib.channels import CHANNELS, check_T
-from aimlib.core.options import SE_TOL
+from aimlib.core.options import SE_TOL, json_schema, resolve, specs
 from aimlib.core.validation import check_positive
 from aimlib.pipeline.grids import ConfigError, as_list, channel_grid, channels, fnum
+from aimlib.tokens import TOKEN_LAWS
 
 __all__ = ["check", "check_schema", "schema_errors", "validate", "schema", "fill_defaults",
            "resolve_ref", "schema_properties"]
@@ -258,20 +259,19 @@ def schema(schema_path) -> dict:
     stage key, the smallest ``T`` any channel takes, and the algorithms' option defaults."""
     import yaml
 
-    from aimlib.core.options import defaults
-
     with open(schema_path) as f:
         sch = yaml.safe_load(f)
     defs = sch["$defs"]
     names = list(CHANNELS)
-    defs["channel"]["oneOf"][0]["enum"] = names
-    defs["channel"]["oneOf"][1]["items"]["enum"] = names
+    defs["channel"]["oneOf"] = [{"enum": names}, {"type": "array", "minItems": 1,
+                                                  "uniqueItems": True, "items": {"enum": names}}]
     for sub, ref in (("channel_grid", "#/$defs/grid"), ("axes", "#/$defs/axes")):
         target = defs[sub]["oneOf"][1] if sub == "channel_grid" else defs[sub]
         what = "grid" if sub == "channel_grid" else "panel's axes"
         for c in names:
             target["properties"].setdefault(c, {"$ref": ref,
                                                 "description": f"the {c} channel's {what}"})
+    defs["token_law"] = token_law_schema()
     gap = defs["experiment"]["properties"]["gap"]
     for c in names:
         gap["properties"][c] = {"type": "array", "minItems": 1,
@@ -293,9 +293,7 @@ def schema(schema_path) -> dict:
     variant["oneOf"][0]["enum"] = names_v
     variant["oneOf"][1]["items"]["enum"] = names_v
     for name, alg in ALGORITHMS.items():
-        props = {k: dict(v) for k, v in alg.OPTION_SCHEMA.items()}
-        for k, v in defaults(alg.OPTIONS).items():
-            props[k]["default"] = v
+        props = json_schema(alg.OPTIONS)
         if alg.HAS_VARIANTS:
             props["variant"] = variant
         defs[f"{name}_block"] = {"allOf": [{"$ref": "#/$defs/data_block"}],
@@ -306,12 +304,50 @@ def schema(schema_path) -> dict:
     return sch
 
 
+#: Where the completed schema is written for users to read (``aimlib schema``'s output).
+SCHEMA_FILE = "workflow/schemas/config.schema.yaml"
+
+
+def schema_text(schema_path) -> str:
+    """The completed schema (:func:`schema`) as YAML, with a header saying where it comes from:
+    the content of :data:`SCHEMA_FILE`."""
+    import yaml
+
+    head = ("# The workflow's configuration schema: config/schema.yaml completed from the\n"
+            "# channel, token-law and algorithm registries. Generated, do not edit; remake it:\n"
+            f"#   aimlib schema > {SCHEMA_FILE}\n"
+            "# (tests/test_options.py checks that it is current).\n")
+    return head + yaml.safe_dump(schema(schema_path), sort_keys=False, width=100,
+                                 allow_unicode=True)
+
+
+def token_law_schema() -> dict:
+    """The schema of one token law, from the registry (:data:`aimlib.tokens.TOKEN_LAWS`): a
+    name for a law without a parameter, ``{law: name, <param>: value}`` for one with, its range
+    from the law's declaration."""
+    plain = [name for name, law in TOKEN_LAWS.items() if law.PARAM is None]
+    forms = []
+    for name, law in TOKEN_LAWS.items():
+        if law.PARAM is None:
+            continue
+        param = json_schema(law)[law.PARAM]
+        param.pop("default", None)
+        forms.append({"type": "object", "additionalProperties": False,
+                      "required": ["law", law.PARAM],
+                      "properties": {"law": {"const": name, "description": law.DESCRIPTION},
+                                     law.PARAM: param}})
+    ranged = ", ".join(f"{{law: {f['properties']['law']['const']}, {p}: ..}} with {p} "
+                       f"{specs(TOKEN_LAWS[f['properties']['law']['const']])[p][1].range_text()}"
+                       for f in forms for p in f["required"][1:])
+    return {"description": f"a token law (docs/theory.md §13): {', '.join(plain)} (the first is "
+                           f"the paper's), or {ranged}",
+            "oneOf": [{"enum": plain}, *forms]}
+
+
 def fill_defaults(config: dict) -> dict:
     """Fill in, in place, the defaults a config may omit: ``se.tol`` and the AMP and GD options
     of every experiment (:mod:`aimlib.core.options`), so that the resolved config recorded with
     every result says what was run."""
-    from aimlib.core.options import resolve
-
     config.setdefault("se", {}).setdefault("tol", SE_TOL)
     for exp in config.get("experiments", {}).values():
         for stage, alg in ALGORITHMS.items():
