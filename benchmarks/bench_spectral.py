@@ -2,7 +2,7 @@
 
     python benchmarks/bench_spectral.py
 
-The spectral estimator (one AMP output pass from S_hat = 0, RIE-denoised) up to d = 1000 on
+The spectral estimator (one AMP output pass from the prior's mean, RIE-denoised) up to d = 1000 on
 hardmax and softmax, rho = 0.5, one seed each, in a fresh process: wall time of the run (teacher
 data drawn beforehand), peak RSS, the error next to its one-step SE prediction, and the time of
 the same pass's two GEMMs alone (``X^T (G X)`` and ``X S``: the machine's limit for it).

@@ -8,6 +8,7 @@ from scipy.integrate import quad
 
 from aimlib import prior
 from aimlib.model import teacher
+from aimlib.prior import wishart
 
 
 def _moments_quad(delta, rho):
@@ -167,17 +168,17 @@ def test_mu3_integral_consistent_with_mmse():
 
 def test_quadrature_converged():
     """Halving the tanh-sinh step changes the MMSE by less than 1e-10 (relative)."""
-    theta, weights = prior._THETA, prior._THETA_W
-    step = prior.DE_STEP / 2
-    K = int(math.ceil(prior.DE_TMAX / step))
+    theta, weights = wishart._THETA, wishart._THETA_W
+    step = wishart.DE_STEP / 2
+    K = int(math.ceil(wishart.DE_TMAX / step))
     tau = step * np.arange(-K, K + 1)
     u = 0.5 * math.pi * np.sinh(np.abs(tau))
     e = 2.0 * np.exp(-2.0 * u) / (1.0 + np.exp(-2.0 * u))
     w = step * 0.5 * math.pi * np.cosh(tau) / np.cosh(u) ** 2
     for rho, delta in [(0.5, 0.3), (0.05, 0.01), (2.0, 5.0), (0.2, 1e-4)]:
         s = 1 / math.sqrt(rho)
-        coarse = prior._mmse_kernel(delta, s, theta, weights)
-        fine = prior._mmse_kernel(delta, s, e, w)
+        coarse = wishart._mmse_kernel(delta, s, theta, weights)
+        fine = wishart._mmse_kernel(delta, s, e, w)
         assert coarse == pytest.approx(fine, rel=1e-10)
 
 

@@ -28,6 +28,8 @@ import numpy as np
 from aimlib import __version__
 from aimlib.channels import CHANNELS as _REGISTRY
 from aimlib.core.options import flag
+from aimlib.prior import DEFAULT as DEFAULT_PRIOR
+from aimlib.prior import PRIORS, make_prior
 
 __all__ = ["build_parser", "main", "se_figure", "reference_markdown"]
 
@@ -157,6 +159,7 @@ def _add_model_args(p: argparse.ArgumentParser, channel: bool = True,
         p.add_argument("--channel", default=choices[0], choices=choices,
                        help="output channel")
     p.add_argument("--rho", type=float, required=True, help="width ratio r / d")
+    _add_prior_arg(p)
     p.add_argument("--T", type=int, default=None, help=_T_help(choices))
     if any(_REGISTRY[c].PARAM == "beta" for c in choices):
         p.add_argument("--beta", type=float, default=1.0,
@@ -164,6 +167,12 @@ def _add_model_args(p: argparse.ArgumentParser, channel: bool = True,
     if any(_REGISTRY[c].PARAM == "delta" for c in choices):
         p.add_argument("--delta", type=float, default=None,
                        help="gaussian channel: noise variance Delta >= 0 (default: 0)")
+
+
+def _add_prior_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--prior", choices=tuple(PRIORS), default=DEFAULT_PRIOR,
+                   help="the teacher's prior: " + "; ".join(f"{k}: {c.label}"
+                                                           for k, c in PRIORS.items()))
 
 
 def _add_run_args(p: argparse.ArgumentParser) -> None:
@@ -184,12 +193,13 @@ def _cmd_se(args) -> int:
 
     alphas = _alphas(args, args.channel, args.rho, args.T)
     if args.variant == "mismatched":
-        if args.channel != "hardmax" or (args.T or 2) != 2:
-            raise ValueError("--variant mismatched is the hardmax T = 2 channel's")
+        if args.channel != "hardmax" or (args.T or 2) != 2 or args.prior != DEFAULT_PRIOR:
+            raise ValueError("--variant mismatched is the hardmax T = 2 channel's, with the "
+                             "tied prior")
         ds = mismatched.curve(alphas, args.rho)
     else:
         ds = se.curve(args.channel, alphas, args.rho, args.T, variant=args.variant,
-                      **_cparams(args))
+                      prior=args.prior, **_cparams(args))
     if args.format == "netcdf":
         if not args.output:
             raise ValueError("--format netcdf needs --output FILE")
@@ -271,10 +281,9 @@ def _cmd_thresholds(args) -> int:
 
 
 def _cmd_mmse(args) -> int:
-    from aimlib import prior
-
-    rows = [{"rho": args.rho, "delta": d, "mmse": float(prior.mmse(d, args.rho)),
-             "Q0": prior.second_moment(args.rho)} for d in args.delta]
+    pr = make_prior(args.prior, args.rho)
+    rows = [{"rho": args.rho, "delta": d, "mmse": float(pr.mmse(d)), "Q0": pr.second_moment}
+            for d in args.delta]
     with _open_out(args) as out:
         _emit(rows, args.format, out, ".10g")
     return 0
@@ -305,12 +314,13 @@ def _cmd_algorithm(args) -> int:
     rows = []
     for a in alphas:
         data = model.generate(args.channel, float(a), args.rho, args.T, args.d, args.seed,
-                              base_seed=args.base_seed, **_cparams(args))
+                              base_seed=args.base_seed, prior=args.prior, **_cparams(args))
         alg.check_point(args.channel, args.d, data.T)
         t0 = time.perf_counter()
         res = alg.run(data, variant=variant, progress=args.progress or None, **opts)
         wall = time.perf_counter() - t0
-        ref = alg.reference(args.channel, float(a), args.rho, data.T, variant, _cparams(args))
+        ref = alg.reference(args.channel, float(a), args.rho, data.T, variant,
+                            {**_cparams(args), "prior": data.prior})
         rows.append({"alpha": float(a), "d": args.d, "seed": args.seed, "n": data.n,
                      **alg.cli_row(res), **ref, "seconds": round(wall, 2)})
     with _open_out(args) as out:
@@ -409,6 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "rho observed in Gaussian (GOE) noise of variance delta.",
                        epilog="examples:\n  aimlib mmse --rho 0.5 --delta 0.01 0.1 1")
     p.add_argument("--rho", type=float, required=True, help="width ratio r / d")
+    _add_prior_arg(p)
     p.add_argument("--delta", type=float, nargs="+", required=True, help="noise variance(s)")
     output_args(p)
     p.set_defaults(func=_cmd_mmse)

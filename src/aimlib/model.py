@@ -32,6 +32,8 @@ from aimlib.channels import (
 from aimlib.core.kernels import mix_tokens, pair_dots
 from aimlib.core.options import CHUNK
 from aimlib.core.validation import check_alpha, check_d, check_rho, check_seed
+from aimlib.prior import DEFAULT as DEFAULT_PRIOR
+from aimlib.prior import Prior, make_prior
 from aimlib.tokens import GAUSSIAN, TokenLaw, make_tokens
 
 __all__ = [
@@ -140,22 +142,21 @@ class TeacherData:
     labels: np.ndarray
     token_entropy: tuple[int, ...]
     token_law: TokenLaw = GAUSSIAN
+    #: The teacher's prior (:data:`aimlib.prior.PRIORS`; ``None``: the tied prior at ``rho``).
+    prior: Prior | None = None
     S: np.ndarray = field(init=False, repr=False)
+    ch: Channel = field(init=False, repr=False)
 
     def __post_init__(self):
-        _ = self.ch  # validates channel, T and param
+        cls = channel_class(self.channel)
+        self.ch = cls(T=self.T, **cls.param_kwargs(self.param))  # made once, validated
+        self.prior = make_prior(self.prior, self.rho)
         r, n = sizes(self.alpha, self.rho, self.d)
-        if self.W.shape != (self.d, r):
+        if self.prior.FACTORISED and self.W.shape != (self.d, r):
             raise ValueError(f"W has shape {self.W.shape}, expected {(self.d, r)}")
         if self.labels.shape[0] != n:
             raise ValueError(f"labels have {self.labels.shape[0]} samples, expected n={n}")
-        self.S = (self.W @ self.W.T) / math.sqrt(r * self.d)
-
-    @property
-    def ch(self) -> Channel:
-        """The channel object (validated)."""
-        cls = channel_class(self.channel)
-        return cls(T=self.T, **cls.param_kwargs(self.param))
+        self.S = self.prior.matrix(self.W)
 
     @property
     def beta(self) -> float:
@@ -164,7 +165,8 @@ class TeacherData:
 
     @property
     def r(self) -> int:
-        return self.W.shape[1]
+        """Rank of the teacher's factor (the tied prior's ``rho d``)."""
+        return self.W.shape[1] if self.prior.FACTORISED else self.prior.width(self.d)
 
     @property
     def n(self) -> int:
@@ -272,6 +274,7 @@ def generate(
     beta: float = 1.0,
     base_seed: int = 0,
     tokens: str | dict | TokenLaw | None = None,
+    prior: str | Prior | None = None,
     **params,
 ) -> TeacherData:
     """Draw a teacher and ``n = round(alpha d^2)`` labelled samples, reproducibly from ``seed``.
@@ -298,6 +301,10 @@ def generate(
         ``{"law": "correlated", "c": 0.3}``.  The teacher and the token generator depend only
         on the seed and the point, not on the law, so that the laws can be compared on the same
         teachers.
+    prior : str or Prior, optional
+        The teacher's prior (:func:`aimlib.prior.make_prior`; default the paper's, ``"tied"``).
+        A prior other than the tied one draws its teacher from a seed key that also holds its
+        name.
     **params
         The channel's own parameter (``delta`` for the Gaussian channel).
 
@@ -313,15 +320,21 @@ def generate(
     law = make_tokens(tokens)
     ch.check_tokens(law)
     r, n = sizes(alpha, rho, d)
+    pr = make_prior(prior, rho)
+    if not (law.is_gaussian or pr.TOKEN_LAWS):
+        raise ValueError(f"tokens: {law.tag} tokens are not implemented for the {pr.name} prior "
+                         "(Gaussian tokens only)")
     check_seed(seed)
-    ss = seed_sequence(base_seed, int(seed), channel, int(T), float(rho), int(d), float(alpha),
-                       ch.param_value)
+    key = (channel, int(T), float(rho), int(d), float(alpha), ch.param_value)
+    if pr.name != DEFAULT_PRIOR:
+        key += (pr.name,)
+    ss = seed_sequence(base_seed, int(seed), *key)
     rng_teacher = np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=(0,)))
-    W, _ = teacher(d, r, rng_teacher)
+    W = pr.sample(d, rng_teacher)
     entropy = tuple(int(e) for e in np.atleast_1d(ss.entropy))
     labels = np.empty(ch.label_shape(n), dtype=ch.LABEL_DTYPE)
     data = TeacherData(channel, int(T), ch.param_value, float(rho), float(alpha), int(d),
-                       int(seed), W, labels, entropy, law)
+                       int(seed), W, labels, entropy, law, pr)
     for lo, hi, X in data.chunks():
         noise = (np.random.default_rng(np.random.SeedSequence(list(entropy),
                                                               spawn_key=(4, lo // CHUNK)))

@@ -49,17 +49,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import xarray as xr
 
-from aimlib import prior
-from aimlib.algorithms.amp_entry import AMP, AMP_MIN_D_PER_T, AMPOptions, amp_dtype
+from aimlib.algorithms.amp_options import AMP_MIN_D_PER_T, AMPOptions, amp_dtype
+from aimlib.algorithms.result import Result
 from aimlib.channels import channel_class, make_channel, pair_weights
 from aimlib.core import backend as backends
-from aimlib.core.options import CHUNK, TOKEN_BUDGET
+from aimlib.core.options import CHUNK, TOKEN_BUDGET, validate
 from aimlib.core.progress import close_bar, open_bar
 from aimlib.model import TeacherData, attention_indices, generate, mix_tokens
+from aimlib.prior import Prior, divided_differences
 
 __all__ = ["AMPResult", "run", "run_point", "output_pass"]
 
@@ -76,8 +78,8 @@ STOP_REASONS = ("converged", "stalled", "diverged", "nan", "max_iter", "inconsis
 
 
 @dataclass
-class AMPResult:
-    """Outcome of an AMP run.
+class AMPResult(Result):
+    """Outcome of an AMP run (:class:`aimlib.algorithms.result.Result`).
 
     Attributes
     ----------
@@ -123,6 +125,13 @@ class AMPResult:
     total_iterations: int
     history: dict = field(repr=False)
     S_hat: np.ndarray = field(repr=False)
+
+    ALGORITHM: ClassVar[str] = "AMP"
+    STOP_REASONS: ClassVar[tuple[str, ...]] = STOP_REASONS
+    REASON_TEXT: ClassVar[dict[str, str]] = {
+        "converged": "converged", "stalled": "stalled (its step stopped falling)",
+        "diverged": "diverged", "nan": "hit a NaN", "max_iter": "spent its iteration budget",
+        "inconsistent": "reached a point that fails the Nishimori check"}
 
     def to_dataset(self) -> xr.Dataset:
         """The run as an ``xarray.Dataset``: scalars, and histories on ``iteration``."""
@@ -199,13 +208,13 @@ def _stalled(steps: list[float], tol: float, remaining: int) -> bool:
     return math.log(tol / now) / rate > remaining
 
 
-def _rie_divergence(R: np.ndarray, delta: float, rho: float) -> tuple[np.ndarray, float]:
+def _rie_divergence(R: np.ndarray, delta: float, pr: Prior) -> tuple[np.ndarray, float]:
     """RIE of ``R`` and GAMP's variance ``(2 delta / d^2) div``, the denoiser's divergence at
     ``R`` over the symmetric matrices: ``sum_k xi'(l_k) + sum_{k<l} (xi_k - xi_l)/(l_k - l_l)``."""
     d = R.shape[0]
     lam, U = np.linalg.eigh(0.5 * (R + R.T))
-    xi, dxi = prior.rie_slopes(lam, delta, rho)
-    quot = prior.divided_differences(lam, xi, dxi)
+    xi, dxi = pr.shrink_slopes(lam, delta)
+    quot = divided_differences(lam, xi, dxi)
     div = float(dxi.sum()) + 0.5 * float(quot.sum() - np.trace(quot))
     return (U * xi) @ U.T, 2.0 * delta * div / d**2
 
@@ -265,11 +274,11 @@ class _NumpyOps:
     def mean_negdiv(self) -> float:
         return float(np.mean(self.negdiv))
 
-    def rie(self, R, delta, rho):
-        return prior.rie(R, delta, rho), prior.mmse(delta, rho)
+    def rie(self, R, delta, pr):
+        return pr.denoise(R, delta), pr.mmse(delta)
 
-    def rie_divergence(self, R, delta, rho):
-        return _rie_divergence(R, delta, rho)
+    def rie_divergence(self, R, delta, pr):
+        return _rie_divergence(R, delta, pr)
 
 
 class _ArrayOps(_NumpyOps):
@@ -355,15 +364,15 @@ class _ArrayOps(_NumpyOps):
         be, xp = self.be, self.be.xp
         return be.to_host((U * be.asarray(xi)) @ xp.matrix_transpose(U))
 
-    def rie(self, R, delta, rho):
+    def rie(self, R, delta, pr):
         lam, U = self._eigh(R)
-        return self._rebuild(U, prior.rie_eigenvalues(lam, delta, rho)), prior.mmse(delta, rho)
+        return self._rebuild(U, pr.shrink(lam, delta)), pr.mmse(delta)
 
-    def rie_divergence(self, R, delta, rho):
+    def rie_divergence(self, R, delta, pr):
         d = R.shape[0]
         lam, U = self._eigh(R)
-        xi, dxi = prior.rie_slopes(lam, delta, rho)
-        quot = prior.divided_differences(lam, xi, dxi)
+        xi, dxi = pr.shrink_slopes(lam, delta)
+        quot = divided_differences(lam, xi, dxi)
         div = float(dxi.sum()) + 0.5 * float(quot.sum() - np.trace(quot))
         return self._rebuild(U, xi), 2.0 * delta * div / d**2
 
@@ -371,10 +380,10 @@ class _ArrayOps(_NumpyOps):
 def _attempt(data, ops, damping, tol, max_iter, progress,
              general=False, trace: float | None = None) -> _Attempt:
     d, n = data.d, data.n
-    rho = data.rho
+    pr = data.prior
     alpha = n / d**2
-    S_hat = math.sqrt(rho) * np.eye(d)
-    C = 1.0
+    S_hat = pr.mean(d)
+    C = pr.variance
     ops.reset()
     V_prev = C
     hist = {"error": [], "q_hat": [], "step": [], "V": []}
@@ -398,7 +407,7 @@ def _attempt(data, ops, damping, tol, max_iter, progress,
             return _Attempt(S_calm, hist, it, "nan", q_calm, damping)
         delta = 1.0 / q_hat
         R = S_hat + 2.0 * (0.5 * (B + B.T)) / (d**1.5 * q_hat)
-        S_new, C = (ops.rie_divergence if general else ops.rie)(R, delta, rho)
+        S_new, C = (ops.rie_divergence if general else ops.rie)(R, delta, pr)
         if trace is not None:
             tr = float(np.trace(S_new))
             if tr > 0.0:
@@ -425,8 +434,8 @@ def _attempt(data, ops, damping, tol, max_iter, progress,
         if _stalled(hist["step"], tol, max_iter - it):
             reason = "stalled"
             break
-    if reason == "converged" and (_implausible(S_hat, rho) if general
-                                  else _inconsistent(S_hat, C, rho)):
+    if reason == "converged" and (_implausible(S_hat, pr) if general
+                                  else _inconsistent(S_hat, C, pr)):
         reason = "inconsistent"
     return _Attempt(S_hat, hist, it, reason, q_hat, damping)
 
@@ -447,13 +456,13 @@ def consistency_tolerance(d: int, rho: float) -> float:
     return CONSISTENCY_SIGMAS * CONSISTENCY_SIGMA / math.sqrt(k)
 
 
-def _consistency_residual(S_hat: np.ndarray, q_hat: float, rho: float) -> float:
+def _consistency_residual(S_hat: np.ndarray, q_hat: float, pr: Prior) -> float:
     """``|(1/d)||S_hat||^2 - (Q0 - mmse(1/q_hat))| / Q0`` (inf if q_hat is not usable)."""
     if not (math.isfinite(q_hat) and q_hat > 0):
         return math.inf
     d = S_hat.shape[0]
-    Q0 = 1.0 + rho
-    V = prior.mmse(1.0 / q_hat, rho)
+    Q0 = pr.second_moment
+    V = pr.mmse(1.0 / q_hat)
     return abs(float(np.sum(S_hat * S_hat)) / d - (Q0 - V)) / Q0
 
 
@@ -463,12 +472,12 @@ def _consistency_residual(S_hat: np.ndarray, q_hat: float, rho: float) -> float:
 GENERAL_NORM_BOUND = 4.0
 
 
-def _implausible(S_hat: np.ndarray, rho: float) -> bool:
+def _implausible(S_hat: np.ndarray, pr: Prior) -> bool:
     d = S_hat.shape[0]
-    return not float(np.sum(S_hat * S_hat)) / d <= GENERAL_NORM_BOUND * (1.0 + rho)
+    return not float(np.sum(S_hat * S_hat)) / d <= GENERAL_NORM_BOUND * pr.second_moment
 
 
-def _inconsistent(S_hat: np.ndarray, V: float, rho: float) -> bool:
+def _inconsistent(S_hat: np.ndarray, V: float, pr: Prior) -> bool:
     """Nishimori consistency of a fixed point, without the ground truth.
 
     At a Bayes-optimal fixed point the estimate's norm equals its overlap with the teacher,
@@ -476,8 +485,8 @@ def _inconsistent(S_hat: np.ndarray, V: float, rho: float) -> bool:
     alpha) violates it grossly; such an attempt counts as not converged and is restarted.
     """
     d = S_hat.shape[0]
-    Q0 = 1.0 + rho
-    tol = consistency_tolerance(d, rho)
+    Q0 = pr.second_moment
+    tol = consistency_tolerance(d, pr.rho)
     return abs(float(np.sum(S_hat * S_hat)) / d - (Q0 - V)) > tol * Q0
 
 
@@ -545,8 +554,8 @@ def run(
     """
     if dtype != "auto":
         dtype = np.dtype(dtype).name
-    AMP.validate(dict(damping=damping, tol=tol, max_iter=max_iter, dtype=dtype, scale=scale,
-                      backend=backend))
+    validate(AMPOptions, dict(damping=damping, tol=tol, max_iter=max_iter, dtype=dtype,
+                              scale=scale, backend=backend))
     dtype = amp_dtype(dtype, data.d)
     if data.d < MIN_D_PER_T * data.T:
         raise ValueError(f"d={data.d} is too small for AMP at T={data.T}: it needs "
@@ -560,7 +569,7 @@ def run(
     if onsager not in ("auto", "nishimori", "general"):
         raise ValueError(f"onsager must be 'auto', 'nishimori' or 'general', got {onsager!r}")
     general = onsager == "general" or (onsager == "auto" and variant == "density")
-    trace = (prior.scale_posterior_trace(data.d, data.r)
+    trace = (data.prior.posterior_trace(data.d)
              if scale == "prior" and not general and ch.SCALE_INVARIANT else None)
     if general and not hasattr(ch, "neg_divergence"):
         raise ValueError(f"onsager='general' needs dg/domega, not available for {ch.name}")
@@ -623,7 +632,7 @@ def _run(data, ops, damp, damping, tol, budget, max_restarts, progress, general,
             break
         # No convergence: keep the finite attempt closest to Nishimori consistency (a
         # ground-truth-free measure; the last, most damped attempt is often the furthest).
-        resid = (_consistency_residual(cur.S_hat, cur.q_hat, data.rho)
+        resid = (_consistency_residual(cur.S_hat, cur.q_hat, data.prior)
                  if cur.S_hat is not None else math.inf)
         if best is None or resid < best_resid:
             best, best_resid = cur, resid
@@ -642,7 +651,7 @@ def _run(data, ops, damp, damping, tol, budget, max_restarts, progress, general,
                          np.full((data.d, data.d), np.nan))
     return AMPResult(data.estimation_error(best.S_hat), best.iterations, best.converged,
                      best.q_hat, best.damping, restarts, best.reason, err_mean, err_std,
-                     _consistency_residual(best.S_hat, best.q_hat, data.rho), spent, hist,
+                     _consistency_residual(best.S_hat, best.q_hat, data.prior), spent, hist,
                      best.S_hat)
 
 

@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
-from aimlib.algorithms.gd_entry import GD, GDOptions
+from aimlib.algorithms.gd_options import GDOptions
+from aimlib.algorithms.result import Result
 from aimlib.channels import CHANNELS, Channel, Softmax, channel_class
 from aimlib.core import backend as backends
 from aimlib.core.kernels import adam_step, pack_students
+from aimlib.core.options import validate
 from aimlib.core.progress import close_bar, open_bar
 from aimlib.model import TeacherData, estimation_error, generate
 
@@ -35,9 +38,13 @@ __all__ = ["GDResult", "STOP_REASONS", "checkpoint_steps", "loss_and_grad", "run
 BETA1, BETA2, EPS = 0.9, 0.999, 1e-8
 
 
+#: Why an initialisation stopped: the step cap, the held-out test, a non-finite loss.
+STOP_REASONS = ("steps", "holdout", "nan")
+
+
 @dataclass
-class GDResult:
-    """Outcome of GD over ``K`` initialisations.
+class GDResult(Result):
+    """Outcome of GD over ``K`` initialisations (:class:`aimlib.algorithms.result.Result`).
 
     Attributes
     ----------
@@ -81,6 +88,18 @@ class GDResult:
     checkpoint_steps: np.ndarray = field(default=None, repr=False)
     checkpoint_errors: np.ndarray = field(default=None, repr=False)
     checkpoint_agd: np.ndarray = field(default=None, repr=False)
+
+    ALGORITHM: ClassVar[str] = "GD"
+    UNIT: ClassVar[str] = "Adam steps"
+    STOP_REASONS: ClassVar[tuple[str, ...]] = STOP_REASONS
+    REASON_TEXT: ClassVar[dict[str, str]] = {
+        "steps": "ran to its step cap", "holdout": "stopped on the held-out test",
+        "nan": "hit a NaN"}
+
+    @property
+    def iterations(self) -> int:
+        """The most Adam steps an initialisation ran."""
+        return int(np.max(self.steps_taken)) if self.steps_taken is not None else 0
 
     @property
     def converged(self) -> bool:
@@ -215,8 +234,6 @@ def _backward_product(W, X, y, channel, work, centre, packed=None, P=None):
 MEMORY_BUDGET = 2e9
 #: The same on a GPU backend (an H100/H200 has 80-141 GB; the rest is left to the tokens).
 GPU_MEMORY_BUDGET = 32e9
-#: Why an initialisation stopped: the step cap, the held-out test, a non-finite loss.
-STOP_REASONS = ("steps", "holdout", "nan")
 
 
 def centring(data) -> float:
@@ -327,13 +344,16 @@ def run(
         first and every 50th step of each batch.
     """
     ch = data.ch
+    if not data.prior.FACTORISED:
+        raise ValueError(f"prior: GD fits a factor, S = W W^T / sqrt(r d), and runs on a "
+                         f"factorised prior only, got prior={data.prior.name!r}")
     if not ch.SUPPORTS_GD:
         gd_channels = [k for k, c in CHANNELS.items() if c.SUPPORTS_GD]
         raise ValueError(f"GD is defined for the channels {gd_channels}, got "
                          f"channel={data.channel!r}")
-    GD.validate(dict(inits=inits, steps=steps, lr=lr, dtype=dtype, stop=stop,
-                     stop_window=stop_window, stop_tol=stop_tol, holdout=holdout,
-                     checkpoints=checkpoints, backend=backend))
+    validate(GDOptions, dict(inits=inits, steps=steps, lr=lr, dtype=dtype, stop=stop,
+                             stop_window=stop_window, stop_tol=stop_tol, holdout=holdout,
+                             checkpoints=checkpoints, backend=backend))
     backends.check(backend)
     if rng is None:
         rng = np.random.default_rng(np.random.SeedSequence(list(data.token_entropy),

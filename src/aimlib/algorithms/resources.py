@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from aimlib.algorithms.amp_entry import FLOAT32_FROM_D, AMPOptions, amp_dtype
-from aimlib.algorithms.gd_entry import GDOptions
+from aimlib.algorithms.amp_options import FLOAT32_FROM_D, AMPOptions, amp_dtype
+from aimlib.algorithms.gd_options import GDOptions
 from aimlib.channels import CHANNELS
 from aimlib.core.backend import is_gpu
 from aimlib.core.options import CHUNK, TOKEN_BUDGET

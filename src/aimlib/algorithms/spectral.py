@@ -1,16 +1,18 @@
-"""The spectral estimator: AMP's output step from an uninformed estimate, denoised once
+"""The spectral estimator: AMP's output step from the prior's mean, denoised once
 (docs/theory.md §4.1).
 
-From ``S_hat = 0`` the indices carry no information, ``omega = 0``, and the variance of ``h`` is
-all of it, ``V = Q0``.  One pass over the data gives the label-weighted matrix
+From the prior's mean ``S0 = E S*`` (``sqrt(rho) I`` for the tied prior) the indices
+``omega = h(S0)`` are the part of ``h`` the prior already knows, and the rest has variance
+``V0 = Q0 - q0`` (1 for the tied prior).  One pass over the data gives the label-weighted matrix
 
     B = sum_mu (X_mu^T G_mu X_mu - Tr(G_mu) I),   G_aa = g_aa, G_ab = g_ab / 2,
-    g_mu = g_out(y_mu, 0, Q0),
+    g_mu = g_out(y_mu, h_mu(S0), V0),
 
-and ``R = 2 B / (d^{3/2} q_hat)`` is, as ``d -> infinity``, the teacher seen through Gaussian
-(GOE) noise of variance ``1 / q_hat`` with ``q_hat = channel.q_hat(alpha, 0, Q0)``.  The RIE
-denoises it: ``S_hat = RIE(R, 1 / q_hat)``, whose error the state evolution predicts in one step,
-``mmse(1 / q_hat(alpha, 0, Q0))`` (:func:`aimlib.theory.state_evolution.one_step`).  It costs one
+and ``R = S0 + 2 B / (d^{3/2} q_hat)`` is, as ``d -> infinity``, the teacher seen through
+Gaussian (GOE) noise of variance ``1 / q_hat`` with ``q_hat = channel.q_hat(alpha, q0, V0)``.
+The prior's denoiser (the RIE) denoises it: ``S_hat = RIE(R, 1 / q_hat)``, whose error the state
+evolution predicts in one step, ``mmse(1 / q_hat(alpha, q0, V0))``
+(:func:`aimlib.theory.state_evolution.one_step`).  This is AMP's first iteration.  It costs one
 pass over the data (two GEMMs per token chunk) and one eigendecomposition, nothing Bayes-optimal
 beyond the output function, so it reaches d = 1000 on a laptop; it is the baseline that any
 iterative algorithm should beat.
@@ -20,13 +22,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
-from aimlib import prior
-from aimlib.algorithms.spectral_entry import Spectral, SpectralOptions
+from aimlib.algorithms.result import Result
+from aimlib.algorithms.spectral_options import SpectralOptions
 from aimlib.channels import make_channel
-from aimlib.core.options import CHUNK, TOKEN_BUDGET
+from aimlib.core.options import CHUNK, TOKEN_BUDGET, validate
 from aimlib.model import TeacherData
 
 __all__ = ["SpectralResult", "STOP_REASONS", "run"]
@@ -37,8 +40,8 @@ STOP_REASONS = ("one_step", "nan")
 
 
 @dataclass
-class SpectralResult:
-    """Outcome of the spectral estimator.
+class SpectralResult(Result):
+    """Outcome of the spectral estimator (:class:`aimlib.algorithms.result.Result`).
 
     Attributes
     ----------
@@ -59,6 +62,17 @@ class SpectralResult:
     stop_reason: str
     q_hat: float
     S_hat: np.ndarray = field(repr=False)
+
+    ALGORITHM: ClassVar[str] = "the spectral estimator"
+    UNIT: ClassVar[str] = "pass over the data"
+    STOP_REASONS: ClassVar[tuple[str, ...]] = STOP_REASONS
+    REASON_TEXT: ClassVar[dict[str, str]] = {"one_step": "took its step",
+                                             "nan": "hit a NaN"}
+
+    @property
+    def iterations(self) -> int:
+        """One pass."""
+        return 1
 
     def to_dataset(self):
         """The run as an ``xarray.Dataset`` of scalars."""
@@ -91,18 +105,19 @@ def run(data: TeacherData, *, variant: str = "exact", chunk: int = CHUNK,
     """
     from aimlib.algorithms.amp import Tokens, output_pass
 
-    Spectral.validate({"dtype": dtype})
-    d, T, n, rho = data.d, data.T, data.n, data.rho
+    validate(SpectralOptions, {"dtype": dtype})
+    d, T, n = data.d, data.T, data.n
     ch = make_channel(data.channel, **{**data.ch.params, "variant": variant})
     ch.check_tokens(data.token_law)
     ch = data.algorithm_channel(ch)
-    Q0 = 1.0 + rho
+    pr = data.prior
+    S0, V0 = pr.mean(d), pr.variance
     tokens = Tokens(data, int(chunk), token_budget, dtype)
     g = np.zeros((n, T, T))
-    B = output_pass(tokens, np.zeros((d, d)), ch, data.outputs(), g, np.zeros((n, T, T)), Q0)
-    q_hat = ch.amp_q_hat(n / d**2, g, Q0)
+    B = output_pass(tokens, S0, ch, data.outputs(), g, np.zeros((n, T, T)), V0)
+    q_hat = ch.amp_q_hat(n / d**2, g, V0)
     if not (math.isfinite(q_hat) and q_hat > 0 and np.all(np.isfinite(B))):
         return SpectralResult(math.nan, False, "nan", q_hat, np.full((d, d), np.nan))
-    R = 2.0 * (0.5 * (B + B.T)) / (d**1.5 * q_hat)
-    S_hat = prior.rie(R, 1.0 / q_hat, rho)
+    R = S0 + 2.0 * (0.5 * (B + B.T)) / (d**1.5 * q_hat)
+    S_hat = pr.denoise(R, 1.0 / q_hat)
     return SpectralResult(data.estimation_error(S_hat), True, "one_step", q_hat, S_hat)

@@ -1,26 +1,16 @@
-"""The spectral entry of the algorithm registry: one AMP output pass from ``S_hat = 0``,
+"""The spectral entry of the algorithm registry: one AMP output pass from the prior's mean,
 denoised by the RIE (:mod:`aimlib.algorithms.spectral`, docs/theory.md §4.1)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
-from aimlib.algorithms.amp_entry import AMP_MIN_D_PER_T
+from aimlib.algorithms.amp_options import AMP_MIN_D_PER_T
 from aimlib.algorithms.protocol import Algorithm, outcome
-from aimlib.core.options import option
+from aimlib.algorithms.spectral_options import SpectralOptions
 
-__all__ = ["Spectral", "SpectralOptions"]
+__all__ = ["Spectral"]
 
-
-@dataclass(frozen=True)
-class SpectralOptions:
-    """Options of :func:`aimlib.algorithms.spectral.run` that an experiment's ``spectral``
-    block and ``aimlib spectral`` may set (:mod:`aimlib.core.options`)."""
-
-    dtype: str = option(
-        "float64", "precision of the tokens and of the two products of its one pass over the "
-        "data", choices=("float64", "float32"))
 
 #: Seconds per run of the one-step SE prediction: its first call in a job loads the SE's
 #: kernels and tables, about 1.3 s of a 4-seed job beyond the model without it (fig2b's 10
@@ -36,8 +26,9 @@ class Spectral(Algorithm):
         "the spectral estimator (one AMP output pass, RIE-denoised) next to its one-step SE")
     CLI_DESCRIPTION: ClassVar[str] = (
         "Draws a teacher and n = alpha d^2 samples from --seed, computes the label-weighted matrix"
-        " of AMP's output function at S_hat = 0, denoises it with the RIE and prints its error "
-        "next to the one-step SE prediction and the Bayes-optimal error.")
+        " of AMP's output function at the prior's mean (sqrt(rho) I), denoises it with the RIE "
+        "(AMP's first iteration) and prints its error next to the one-step SE prediction and "
+        "the Bayes-optimal error.")
     CLI_EXAMPLE: ClassVar[str] = "aimlib spectral hardmax --rho 0.5 --alpha 1 --d 300 --seed 0"
     NUMERICS: ClassVar[str] = "aimlib.algorithms.spectral"
     AGGREGATES: ClassVar[dict[str, str]] = {"spectral": "error"}
@@ -78,7 +69,7 @@ class Spectral(Algorithm):
 
     @classmethod
     def prediction(cls, channel, alpha, rho, T, variant, cparams) -> float:
-        """Its error predicted by one SE step from ``S_hat = 0`` (docs/theory.md §4.1)."""
+        """Its error predicted by one SE step from the prior's mean (docs/theory.md §4.1)."""
         from aimlib.theory.state_evolution import one_step
 
         return one_step(channel, alpha, rho, T, variant=variant, **cparams)

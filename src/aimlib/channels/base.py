@@ -213,8 +213,9 @@ class Channel:
         """``alpha_bar / alpha``: the scale on which curves of different T (or rho) collapse."""
         raise NotImplementedError
 
-    def perfect_recovery_threshold(self, rho: float) -> float | None:
-        """``alpha`` at which the Bayes-optimal error reaches 0 (``None``: never, or unknown)."""
+    def perfect_recovery_threshold(self, prior) -> float | None:
+        """``alpha`` at which the Bayes-optimal error reaches 0 (``None``: never, or unknown),
+        for a :class:`aimlib.prior.Prior` (a number: ``rho`` of the tied prior)."""
         return None
 
     # ------------------------------------------------------------------ data

@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from aimlib.channels.base import Channel, pair_weights
-from aimlib.channels.softmax import perfect_recovery_alpha_bar
+from aimlib.channels.softmax import free_fraction
 from aimlib.core.kernels import layer_scratch, mix_block, pair_block
 
 __all__ = ["Gaussian", "square_layer"]
@@ -69,12 +69,12 @@ class Gaussian(Channel):
         """``alpha_bar = alpha T (T + 1)`` (twice the observed pair coordinates)."""
         return float(2 * self.n_pairs)
 
-    def perfect_recovery_threshold(self, rho: float) -> float | None:
+    def perfect_recovery_threshold(self, prior) -> float | None:
         """Noiseless: ``alpha_c = (2 rho - rho^2) / (T (T + 1))`` (``rho <= 1``),
         ``1 / (T (T + 1))`` above; ``None`` for ``delta > 0`` (the error then only decays)."""
         if self.delta > 0:
             return None
-        return perfect_recovery_alpha_bar(rho) / (2 * self.n_pairs)
+        return free_fraction(prior) / (2 * self.n_pairs)
 
     def labels(self, h: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
         """``y = h + sqrt(delta) z``, one ``z`` per pair ``a <= b`` (``y`` symmetric)."""

@@ -19,33 +19,14 @@ the first that fails.  ``tests/test_channel_registry.py`` runs them on every reg
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from aimlib.channels.base import Channel, pair_weights
+from aimlib.core.identity import Check
 
 __all__ = ["Check", "draw", "check_se_update", "check_nishimori", "check_log_z_gradient",
            "check_channel", "has_log_z", "is_integrated"]
-
-
-@dataclass(frozen=True)
-class Check:
-    """One identity on samples: ``left`` against ``right``, equal within ``tolerance`` (five
-    standard errors of the Monte Carlo sides, or the finite-difference error)."""
-
-    name: str
-    left: float
-    right: float
-    tolerance: float
-
-    @property
-    def ok(self) -> bool:
-        return bool(abs(self.left - self.right) <= self.tolerance)
-
-    def __str__(self) -> str:
-        return (f"{self.name}: {self.left:.6g} against {self.right:.6g} (tolerance "
-                f"{self.tolerance:.2g}): {'ok' if self.ok else 'FAILS'}")
 
 
 def draw(channel: Channel, rng: np.random.Generator, n: int, q: float, V: float):

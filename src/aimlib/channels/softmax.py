@@ -18,7 +18,7 @@ from scipy import special
 
 from aimlib.channels.base import Channel, pair_weights
 from aimlib.core.kernels import layer_scratch, mix_block, pair_block
-from aimlib.prior import mmse_slope
+from aimlib.prior import Prior, mmse_slope
 
 __all__ = ["Softmax", "softmax_output", "softmax_layer"]
 
@@ -61,10 +61,12 @@ class Softmax(Channel):
         """``alpha_bar = alpha (T^2 + T - 2)``."""
         return float(self.n_constraints)
 
-    def perfect_recovery_threshold(self, rho: float) -> float:
-        """``alpha_c = (2 rho - rho^2) / (T^2 + T - 2)`` for ``rho <= 1``, ``1 / (T^2 + T - 2)``
-        above (docs/theory.md §3)."""
-        return perfect_recovery_alpha_bar(rho) / self.n_constraints
+    def perfect_recovery_threshold(self, prior) -> float:
+        """``alpha_c = f / (T^2 + T - 2)``, ``f`` the prior's fraction of free parameters (its
+        MMSE's noiseless slope; the tied prior: ``2 rho - rho^2`` for ``rho <= 1``, 1 above,
+        docs/theory.md §3).  ``prior``: a :class:`aimlib.prior.Prior`, or ``rho`` of the tied
+        prior."""
+        return free_fraction(prior) / self.n_constraints
 
     def predict(self, h: np.ndarray) -> np.ndarray:
         return softmax_output(h, self.beta)
@@ -198,6 +200,12 @@ class Softmax(Channel):
 #: ``alpha_bar_c = 2 rho - rho^2`` for ``rho <= 1`` and 1 for ``rho >= 1``: the fraction of
 #: free parameters of a rank-``rho d`` symmetric matrix (docs/theory.md §3).
 perfect_recovery_alpha_bar = mmse_slope
+
+
+def free_fraction(prior) -> float:
+    """The fraction of free parameters of a prior (:meth:`aimlib.prior.Prior.mmse_slope`), or
+    of the tied prior at width ratio ``prior`` if it is a number."""
+    return prior.mmse_slope() if isinstance(prior, Prior) else mmse_slope(prior)
 
 
 #: Randomised QMC for the softmax test error at T > 2: scramblings, points per scrambling, inner

@@ -50,7 +50,7 @@ FIGURES: dict[str, FigureSpec] = {spec.name: spec for spec in (
               "the model (markers: mean +- std over the converged seeds, with converged/runs "
               "written where not every seed converged; small open diamonds: no seed converged, "
               "at the mean of the final iterates; triangles on the axis: below it); the spectral estimator (one AMP "
-              "output pass from S_hat = 0, RIE-denoised; stars) as a baseline next to its "
+              "output pass from the prior's mean sqrt(rho) I, RIE-denoised; stars) as a baseline next to its "
               "one-step SE prediction (thin dotted lines).",
         corrections="The SE and AMP use the exact hardmax output function. The paper's curves "
                     "come from code that used the bivariate normal density in its place, so "

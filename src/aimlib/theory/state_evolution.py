@@ -20,10 +20,11 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from aimlib import prior
 from aimlib.channels import make_channel
 from aimlib.channels.softmax import perfect_recovery_alpha_bar
 from aimlib.core.validation import check_alpha, check_rho
+from aimlib.prior import DEFAULT as DEFAULT_PRIOR
+from aimlib.prior import Prior, make_prior
 from aimlib.theory.fixed_point import (  # noqa: F401  (re-exported)
     SE_STOP_REASONS,
     TOL,
@@ -128,16 +129,22 @@ def _q_hat(ch, alpha: float, q: float, V: float, index: IndexLaw | None) -> floa
     return ch.q_hat_tokens(alpha, q, V, index)
 
 
-def _index_law(ch, tokens, rho: float) -> IndexLaw | None:
-    """The index law of a token law (None for Gaussian tokens), checked against the channel."""
+def _index_law(ch, tokens, pr: Prior) -> IndexLaw | None:
+    """The index law of a token law (None for Gaussian tokens), checked against the channel
+    and the prior."""
     law = make_tokens(tokens)
     ch.check_tokens(law)
-    return None if law.is_gaussian else law.index_law(rho)
+    if law.is_gaussian:
+        return None
+    if not pr.TOKEN_LAWS:
+        raise ValueError(f"tokens: {law.tag} tokens are not implemented for the {pr.name} "
+                         "prior (Gaussian tokens only)")
+    return law.index_law(pr.rho)
 
 
-def _se_map(ch, alpha: float, rho: float, index: IndexLaw | None = None
+def _se_map(ch, alpha: float, pr: Prior, index: IndexLaw | None = None
             ) -> Callable[[float], float]:
-    Q0 = 1.0 + rho
+    Q0, q0 = pr.second_moment, pr.mean_overlap
 
     def F(q: float) -> float:
         V = Q0 - q
@@ -145,23 +152,23 @@ def _se_map(ch, alpha: float, rho: float, index: IndexLaw | None = None
             return Q0
         qh = _q_hat(ch, alpha, q, V, index)
         if qh == 0.0:  # no information: the prior's mean
-            return rho
+            return q0
         if not qh > 0:  # NaN or negative: the channel failed; the solve reports "nan"
             return math.nan
-        return Q0 - prior.mmse(1.0 / qh, rho)
+        return Q0 - pr.mmse(1.0 / qh)
 
     return F
 
 
-def _solve_channel(ch, alpha: float, rho: float, q_start: float, tol: float,
+def _solve_channel(ch, alpha: float, pr: Prior, q_start: float, tol: float,
                    index: IndexLaw | None = None) -> FixedPointResult:
-    Q0 = 1.0 + rho
-    return fixed_point(_se_map(ch, alpha, rho, index), q_start, rho, Q0, tol=tol)
+    return fixed_point(_se_map(ch, alpha, pr, index), q_start, pr.mean_overlap,
+                       pr.second_moment, tol=tol)
 
 
-def _result(ch, alpha, rho, beta, unf: FixedPointResult, inf: FixedPointResult,
+def _result(ch, alpha, pr: Prior, beta, unf: FixedPointResult, inf: FixedPointResult,
             index: IndexLaw | None = None) -> SEResult:
-    Q0 = 1.0 + rho
+    Q0 = pr.second_moment
 
     def qh(q):
         V = Q0 - q
@@ -170,7 +177,7 @@ def _result(ch, alpha, rho, beta, unf: FixedPointResult, inf: FixedPointResult,
         return math.inf if V <= 0 else _q_hat(ch, alpha, q, V, index)
 
     return SEResult(
-        channel=ch.name, alpha=alpha, rho=rho, T=ch.T, beta=beta, param=ch.param_value,
+        channel=ch.name, alpha=alpha, rho=pr.rho, T=ch.T, beta=beta, param=ch.param_value,
         error=_error(Q0, unf.q), q=unf.q, q_hat=qh(unf.q),
         iterations=unf.iterations, converged=unf.converged,
         error_informed=_error(Q0, inf.q), q_informed=inf.q,
@@ -184,9 +191,8 @@ def _error(Q0: float, q: float) -> float:
     return math.nan if math.isnan(q) else max(Q0 - q, 0.0)
 
 
-def _informed_start(rho: float) -> float:
-    Q0 = 1.0 + rho
-    return Q0 * (1.0 - INFORMED_V)
+def _informed_start(pr: Prior) -> float:
+    return pr.second_moment * (1.0 - INFORMED_V)
 
 
 def solve(
@@ -198,6 +204,7 @@ def solve(
     *,
     tol: float = TOL,
     tokens=None,
+    prior: str | Prior | None = None,
     **params,
 ) -> SEResult:
     """State-evolution fixed point for one parameter point.
@@ -220,6 +227,9 @@ def solve(
         The token law (:func:`aimlib.tokens.make_tokens`; default Gaussian, the paper's): the
         SE of docs/theory.md §13 (i.i.d. tokens change ``Var omega_aa`` to ``2 q + kappa rho``,
         correlated tokens compose the channel with ``C^(1/2)``).
+    prior : str or Prior, optional
+        The teacher's prior (:data:`aimlib.prior.PRIORS`; default the paper's, ``"tied"``): its
+        MMSE, ``Q0`` and the uninformed start ``q0``.
     **params
         The channel's own parameters: ``variant`` (hardmax: ``"exact"`` or ``"density"``, the
         published error of docs/theory.md §7), ``delta`` (Gaussian noise variance, ``>= 0``).
@@ -229,12 +239,12 @@ def solve(
     SEResult
     """
     alpha = check_alpha(alpha)
-    rho = check_rho(rho)
+    pr = make_prior(prior, check_rho(rho))
     ch = make_channel(channel, T=T, beta=beta, **params)
-    index = _index_law(ch, tokens, rho)
-    unf = _solve_channel(ch, alpha, rho, rho, tol, index)
-    inf = _solve_channel(ch, alpha, rho, _informed_start(rho), tol, index)
-    return _result(ch, alpha, rho, float(beta), unf, inf, index)
+    index = _index_law(ch, tokens, pr)
+    unf = _solve_channel(ch, alpha, pr, pr.mean_overlap, tol, index)
+    inf = _solve_channel(ch, alpha, pr, _informed_start(pr), tol, index)
+    return _result(ch, alpha, pr, float(beta), unf, inf, index)
 
 
 def curve(
@@ -246,14 +256,15 @@ def curve(
     *,
     tol: float = TOL,
     tokens=None,
+    prior: str | Prior | None = None,
     **params,
 ) -> xr.Dataset:
     """State-evolution curve over a grid of ``alpha``.
 
     The uninformed branch is followed upward in ``alpha`` and the informed branch downward, each
     fixed point starting from its neighbour's (exact, because the SE map is increasing in both
-    ``q`` and ``alpha``, so the branches are monotone in ``alpha``).  ``tokens`` as in
-    :func:`solve`.
+    ``q`` and ``alpha``, so the branches are monotone in ``alpha``).  ``tokens`` and ``prior``
+    as in :func:`solve`.
 
     Returns
     -------
@@ -267,31 +278,33 @@ def curve(
         raise ValueError("alphas must not be empty")
     for v in a:
         check_alpha(v)
-    rho = check_rho(rho)
+    pr = make_prior(prior, check_rho(rho))
     ch = make_channel(channel, T=T, beta=beta, **params)
-    index = _index_law(ch, tokens, rho)
-    Q0 = 1.0 + rho
+    index = _index_law(ch, tokens, pr)
+    Q0, q0 = pr.second_moment, pr.mean_overlap
     order = np.argsort(a, kind="stable")
     unf: dict[int, FixedPointResult] = {}
-    q_prev = rho
+    q_prev = q0
     for i in order:
-        res = _solve_channel(ch, float(a[i]), rho, q_prev, tol, index)
+        res = _solve_channel(ch, float(a[i]), pr, q_prev, tol, index)
         unf[i] = res
-        q_prev = max(rho, min(res.q, Q0))
+        q_prev = max(q0, min(res.q, Q0))
     inf: dict[int, FixedPointResult] = {}
-    q_prev = _informed_start(rho)
+    q_prev = _informed_start(pr)
     for i in order[::-1]:
-        res = _solve_channel(ch, float(a[i]), rho, q_prev, tol, index)
+        res = _solve_channel(ch, float(a[i]), pr, q_prev, tol, index)
         inf[i] = res
-        q_prev = max(rho, min(res.q, _informed_start(rho)))
-    results = [_result(ch, float(a[i]), rho, float(beta), unf[i], inf[i], index)
+        q_prev = max(q0, min(res.q, _informed_start(pr)))
+    results = [_result(ch, float(a[i]), pr, float(beta), unf[i], inf[i], index)
                for i in range(a.size)]
-    ds = _results_dataset(results, a, ch, rho, beta, tol)
+    ds = _results_dataset(results, a, ch, pr, beta, tol)
     ds.attrs.update(make_tokens(tokens).attrs)
     return ds
 
 
-def _results_dataset(results, a, ch, rho, beta, tol) -> xr.Dataset:
+def _results_dataset(results, a, ch, pr: Prior, beta, tol) -> xr.Dataset:
+    rho = pr.rho
+
     def col(name, dtype=np.float64):
         return ("alpha", np.array([getattr(r, name) for r in results], dtype=dtype))
 
@@ -313,11 +326,13 @@ def _results_dataset(results, a, ch, rho, beta, tol) -> xr.Dataset:
     ds.attrs.update(
         channel=ch.name, rho=float(rho), T=int(ch.T), beta=float(beta),
         variant=getattr(ch, "variant", "exact"), param=ch.param_value,
-        Q0=1.0 + float(rho), tol=float(tol), stop_reasons=" ".join(SE_STOP_REASONS),
+        Q0=float(pr.second_moment), tol=float(tol), stop_reasons=" ".join(SE_STOP_REASONS),
     )
+    if pr.name != DEFAULT_PRIOR:  # the paper's prior's caches stay as they were
+        ds.attrs["prior"] = pr.name
     if ch.PARAM:
         ds.attrs[ch.PARAM] = ch.param_value
-    threshold = ch.perfect_recovery_threshold(rho)
+    threshold = ch.perfect_recovery_threshold(pr)
     if threshold is not None:
         ds.attrs["perfect_recovery_alpha"] = float(threshold)
     ds["error"].attrs["long_name"] = "Bayes-optimal estimation error Q0 - q (uninformed start)"
@@ -352,17 +367,18 @@ def unconverged_points(ds: xr.Dataset) -> list[str]:
 
 
 def one_step(channel: str, alpha: float, rho: float, T: int | None = None, beta: float = 1.0,
-             **params) -> float:
-    """Error of the spectral estimator predicted by one SE step from ``S_hat = 0``
-    (docs/theory.md §4.1): at ``m = Q = 0``, ``V = Q0`` the effective observation has precision
-    ``q_hat = channel.q_hat(alpha, 0, Q0)`` and the RIE's error is ``mmse(1 / q_hat)``."""
+             prior: str | Prior | None = None, **params) -> float:
+    """Error of the spectral estimator predicted by one SE step from the prior's mean
+    (docs/theory.md §4.1): at ``q = q0``, ``V = Q0 - q0`` (tied prior: ``q = rho``, ``V = 1``) the
+    effective observation has precision ``q_hat = channel.q_hat(alpha, q0, V)`` and the RIE's
+    error is ``mmse(1 / q_hat)``."""
     alpha = check_alpha(alpha)
-    rho = check_rho(rho)
+    pr = make_prior(prior, check_rho(rho))
     ch = make_channel(channel, T=T, beta=beta, **params)
-    qh = ch.q_hat(alpha, 0.0, 1.0 + rho)
+    qh = ch.q_hat(alpha, pr.mean_overlap, pr.variance)
     if not qh >= 0:
         return math.nan
-    return 1.0 if qh == 0 else float(prior.mmse(1.0 / qh, rho))
+    return float(pr.mmse(math.inf if qh == 0 else 1.0 / qh))
 
 
 # --------------------------------------------------------------------------------------------
@@ -377,11 +393,11 @@ def softmax_perfect_recovery_threshold(rho: float) -> float:
 
 
 def perfect_recovery_threshold(channel: str, rho: float, T: int | None = None,
-                               **params) -> float | None:
+                               prior: str | Prior | None = None, **params) -> float | None:
     """``alpha`` at which the Bayes-optimal error of ``channel`` reaches 0 (``None`` if it
     never does: hardmax, or the Gaussian channel with noise)."""
     return make_channel(channel, T=T, **params).perfect_recovery_threshold(
-        check_rho(rho))
+        make_prior(prior, check_rho(rho)))
 
 
 

@@ -1,4 +1,6 @@
-"""Prior channel: denoising the teacher matrix ``S*`` observed in Gaussian (GOE) noise.
+"""The tied prior (the paper's): the Wishart product ``S* = W* W*^T / sqrt(r d)``, and its
+denoising problem in Gaussian (GOE) noise.  :class:`Tied` is its entry of the registry
+(:data:`aimlib.prior.PRIORS`); the functions below are its numerics.
 
 The teacher is ``S* = W* W*^T / sqrt(r d)`` with ``W*`` a ``d x r`` standard Gaussian matrix and
 ``rho = r / d``.  Observing ``Y = S* + sqrt(Delta) Z`` with ``Z`` a GOE matrix (off-diagonal
@@ -22,11 +24,13 @@ that a hard edge (``rho`` near 1) leaves at small ``Delta``.
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
 from aimlib.core.validation import check_rho
+from aimlib.prior.interface import Prior
 
 __all__ = [
     "second_moment",
@@ -40,8 +44,8 @@ __all__ = [
     "mmse_large_delta",
     "rie_eigenvalues",
     "rie_slopes",
-    "divided_differences",
     "rie",
+    "Tied",
 ]
 
 #: tanh-sinh rule on [-1, 1] for integrals over each support interval: its nodes cluster
@@ -557,16 +561,6 @@ def rie_slopes(eigs: np.ndarray, delta: float, rho: float) -> tuple[np.ndarray, 
     return xi, dxi
 
 
-def divided_differences(x: np.ndarray, f: np.ndarray, df: np.ndarray) -> np.ndarray:
-    """``(f_k - f_l) / (x_k - x_l)``, with ``(df_k + df_l) / 2`` where ``x_k = x_l``: the kernel of
-    the divergence of a spectral function ``F(Y) = sum_k f(l_k) u_k u_k^T`` over the symmetric
-    matrices, ``sum_k f'(l_k) + sum_{k<l} (f_k - f_l) / (l_k - l_l)`` (docs/theory.md §4, §8)."""
-    dx = x[:, None] - x[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(np.abs(dx) > 1e-12, (f[:, None] - f[None, :]) / dx,
-                        0.5 * (df[:, None] + df[None, :]))
-
-
 def rie(Y: np.ndarray, delta: float, rho: float) -> np.ndarray:
     """Bayes-optimal rotation-invariant denoiser of a symmetric matrix ``Y = S* + sqrt(Delta) Z``.
 
@@ -590,3 +584,62 @@ def rie(Y: np.ndarray, delta: float, rho: float) -> np.ndarray:
     lam, U = np.linalg.eigh(0.5 * (Y + Y.T))
     xi = rie_eigenvalues(lam, delta, rho)
     return (U * xi) @ U.T
+
+
+class Tied(Prior):
+    """``S* = W* W*^T / sqrt(r d)``, ``W*`` a ``d x r`` standard Gaussian matrix, ``r = rho d``:
+    tied keys and queries (the paper's prior, docs/theory.md §2)."""
+
+    name: ClassVar[str] = "tied"
+    label: ClassVar[str] = "tied keys and queries, S* = W W^T / sqrt(r d)"
+    FACTORISED: ClassVar[bool] = True
+    TOKEN_LAWS: ClassVar[bool] = True
+
+    @property
+    def second_moment(self) -> float:
+        return second_moment(self.rho)
+
+    @property
+    def mean_overlap(self) -> float:
+        return self.rho
+
+    @property
+    def variance(self) -> float:
+        return 1.0  # (1 + rho) - rho, exactly
+
+    def mean(self, d: int) -> np.ndarray:
+        return math.sqrt(self.rho) * np.eye(int(d))
+
+    def mmse(self, delta):
+        return mmse(delta, self.rho)
+
+    def mmse_slope(self) -> float:
+        return mmse_slope(self.rho)
+
+    def support(self, delta: float) -> np.ndarray:
+        return support(delta, self.rho)
+
+    def stieltjes(self, x, delta: float) -> np.ndarray:
+        return stieltjes(x, delta, self.rho)
+
+    def density(self, x, delta: float) -> np.ndarray:
+        return density(x, delta, self.rho)
+
+    def shrink(self, eigs: np.ndarray, delta: float) -> np.ndarray:
+        return rie_eigenvalues(eigs, delta, self.rho)
+
+    def shrink_slopes(self, eigs: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
+        return rie_slopes(eigs, delta, self.rho)
+
+    def denoise(self, Y: np.ndarray, delta: float) -> np.ndarray:
+        return rie(Y, delta, self.rho)
+
+    def posterior_trace(self, d: int) -> float:
+        return scale_posterior_trace(d, self.width(d))
+
+    def sample(self, d: int, rng: np.random.Generator) -> np.ndarray:
+        return rng.standard_normal((int(d), self.width(d)))
+
+    def matrix(self, factor: np.ndarray) -> np.ndarray:
+        d, r = factor.shape
+        return (factor @ factor.T) / math.sqrt(r * d)
