@@ -66,7 +66,7 @@ def gd_step(be, scale: float, dtype: str) -> dict:
     data = generate("softmax", 0.3, 0.5, T, d, 0)
     n, r = data.n, data.r
     W = np.random.default_rng(0).standard_normal((K, d, r))
-    steps = gd._ArraySteps(be, data.tokens(), np.ascontiguousarray(data.outputs()), data.ch,
+    steps = gd.ArraySteps(be, data.tokens(), np.ascontiguousarray(data.outputs()), data.ch,
                            0.1, dtype)
     steps.start(W)
     counter = iter(range(1, 10**6))
@@ -88,7 +88,7 @@ def amp_iteration(be, scale: float) -> dict:
     data = generate("softmax", 0.1, 0.5, 2, d, 0)
     tokens = amp.Tokens(data, amp.CHUNK, amp.TOKEN_BUDGET, "float32")
     ch = data.ch
-    ops = amp._ArrayOps(be, data, ch, tokens, False)
+    ops = amp.ArrayOps(be, data, ch, tokens, False)
     ops.reset()
     S = np.sqrt(0.5) * np.eye(d)
     t_pass = _timed(be, lambda: ops.output_pass(S, 1.0, 0.5), repeats=3, warmup=1)

@@ -10,7 +10,8 @@ integral over the ``T (T - 1) / 2`` off-diagonal indices only (3 at T = 3, again
 Genz's rule on all ``T (T + 1) / 2`` indices less the shift).  The estimator below draws ``u``
 by Genz's separation of variables on the off-diagonal constraints (``u_ae > u_ac``, each a
 bound on the later of its two variables in a fixed order) and weights each point by the
-diagonal CDFs, with the same scrambled Sobol points as :func:`aimlib.channels.orthant.genz_gout`.
+diagonal CDFs, with the same scrambled Sobol points as
+:func:`aimlib.channels.hardmax.orthant.genz_gout`.
 
 It is unbiased (it converges to Genz's value) but its weights vary: the diagonal CDFs are not
 seen by the sampling of ``u``.  The table gives, per sample, the error of ``g`` against Genz's
@@ -29,7 +30,7 @@ import numpy as np
 from _util import machine, median_time, write_section
 from numba import njit, prange
 
-from aimlib.channels import orthant as o
+from aimlib.channels.hardmax import orthant as o
 from aimlib.core.normal import log_ndtr_scalar
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)

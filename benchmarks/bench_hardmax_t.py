@@ -27,7 +27,8 @@ from threadpoolctl import threadpool_limits
 
 from aimlib import amp, model
 from aimlib import state_evolution as se
-from aimlib.channels import make_channel, orthant
+from aimlib.channels import make_channel
+from aimlib.channels.hardmax import se_moments
 
 
 def _cpu() -> float:
@@ -40,14 +41,14 @@ def se_map_rows() -> list[str]:
     numba.set_num_threads(1)
     Q0 = 1.5
     for T in (3, 4):
-        orthant.second_moment(T, 1.0, 0.5)  # compile / load the caches
+        se_moments.second_moment(T, 1.0, 0.5)  # compile / load the caches
         for V in (0.6, 0.14, 0.01):
             q = Q0 - V
-            med, _ = median_time(lambda T=T, q=q, V=V: orthant.second_moment(T, q, V),
+            med, _ = median_time(lambda T=T, q=q, V=V: se_moments.second_moment(T, q, V),
                                  repeat=3, warmup=0)
-            r = orthant.second_moment(T, q, V)
+            r = se_moments.second_moment(T, q, V)
             rows.append(f"| SE map, T = {T}, q = {q:g}, V = {V:g} | {med:.2f} s | "
-                        f"{orthant.outer_points(V)} x {orthant.SE_OUTER[1]} | "
+                        f"{se_moments.outer_points(V)} x {se_moments.SE_OUTER[1]} | "
                         f"{r.value:.5g} +- {r.stderr:.2g} |")
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     return rows
@@ -78,7 +79,7 @@ def table_rows() -> list[str]:
     §14.6), and its errors against the direct RQMC SE at three of its points."""
     from unittest import mock
 
-    from aimlib.channels import moment_table
+    from aimlib.channels.hardmax import moment_table
 
     rho, T = 0.5, 3
     ch = make_channel("hardmax", T=T)

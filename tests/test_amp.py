@@ -10,7 +10,7 @@ from scipy.stats import multivariate_normal
 from aimlib import amp, model, prior
 from aimlib import state_evolution as se
 from aimlib.channels import Hardmax, Softmax
-from aimlib.prior import wishart
+from aimlib.prior import make_prior, wishart
 from aimlib.theory import mismatched
 
 
@@ -240,15 +240,15 @@ def test_consistency_check_and_damping_schedule():
     """A fixed point violating (1/d)||S_hat||^2 = Q0 - V is rejected; restarts alternate damping."""
     d, rho = 40, 0.5
     S = model.teacher(d, 20, np.random.default_rng(0))[1]
-    assert not amp._inconsistent(S, 0.0, rho)  # the teacher itself: norm Q0, V = 0
-    assert amp._inconsistent(3.0 * S, 0.0, rho)
+    assert not amp._inconsistent(S, 0.0, make_prior("tied", rho))  # the teacher: norm Q0
+    assert amp._inconsistent(3.0 * S, 0.0, make_prior("tied", rho))
     # the tolerance is 4 measured standard deviations of the residual at rank min(r, d)
     assert amp.consistency_tolerance(100, 0.1) == pytest.approx(4 * 0.21 / np.sqrt(10))
     assert amp.consistency_tolerance(100, 2.0) == pytest.approx(4 * 0.21 / 10)
     Q0, tol, norm = 1.0 + rho, amp.consistency_tolerance(d, rho), np.sum(S * S) / d
     for f, rejected in ((0.9, False), (1.1, True), (-0.9, False), (-1.1, True)):
         scale = np.sqrt((Q0 + f * tol * Q0) / norm)
-        assert amp._inconsistent(scale * S, 0.0, rho) is rejected
+        assert amp._inconsistent(scale * S, 0.0, make_prior("tied", rho)) is rejected
     assert [amp._next_damping(0.5, k) for k in (1, 2, 3)] == [0.0, 0.75, 0.875]
     assert amp._next_damping(0.0, 1) == 0.5
 
@@ -267,15 +267,15 @@ def test_non_converged_run_reports_most_consistent_attempt():
     """When no attempt converges, the reported one is the finite attempt closest to Nishimori
     consistency, not simply the last (most damped) one; the work of all attempts is capped."""
     S = model.teacher(40, 20, np.random.default_rng(0))[1]
-    assert amp._consistency_residual(S, 1e12, 0.5) < 0.05  # the teacher itself, mmse -> 0
-    assert amp._consistency_residual(3.0 * S, 1e12, 0.5) > 1.0
-    assert amp._consistency_residual(S, float("nan"), 0.5) == float("inf")
+    assert amp._consistency_residual(S, 1e12, make_prior("tied", 0.5)) < 0.05  # teacher
+    assert amp._consistency_residual(3.0 * S, 1e12, make_prior("tied", 0.5)) > 1.0
+    assert amp._consistency_residual(S, float("nan"), make_prior("tied", 0.5)) == float("inf")
     data = model.generate("softmax", 0.1, 0.5, 2, 60, 0)
     # undamped it diverges after 26 iterations; the restart (damping 0.5) would converge after
     # 45 more, but the shared budget of 60 stops it first
     res = amp.run(data, damping=0.0, max_iter=60, max_restarts=3)
     assert not res.converged and res.restarts == 1 and res.total_iterations == 60
-    resid = amp._consistency_residual(res.S_hat, res.q_hat, 0.5)
+    resid = amp._consistency_residual(res.S_hat, res.q_hat, make_prior("tied", 0.5))
     assert res.consistency == pytest.approx(resid)
     first = amp.run(data, damping=0.0, max_iter=60, max_restarts=0)
     second = amp.run(data, damping=0.5, max_iter=60 - first.iterations, max_restarts=0)

@@ -29,7 +29,7 @@ def test_gd_loss_and_grad_match_the_numba_kernel(backend, channel, kw):
     W = rng.standard_normal((3, data.d, data.r))
     X, y = data.tokens(), np.ascontiguousarray(data.outputs())
     loss, grad = gd.loss_and_grad(W, X, y, data.ch)
-    steps = gd._ArraySteps(backends.get(backend), X, y, data.ch, 0.1, "float64")
+    steps = gd.ArraySteps(backends.get(backend), X, y, data.ch, 0.1, "float64")
     be = backends.get(backend)
     loss_x, grad_x = steps.loss_and_grad(be.asarray(W))
     np.testing.assert_allclose(be.to_host(loss_x), loss, rtol=1e-12)

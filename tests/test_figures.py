@@ -49,15 +49,15 @@ def test_drawing_leaves_global_matplotlib_settings_alone(tmp_path):
 def test_a_new_figure_through_the_registry_alone(monkeypatch):
     """One registry entry and one decorated function: draw() finds it, its caption is built,
     and a config with an experiment of its name draws it."""
-    from aimlib.figures import plots, registry
+    from aimlib.figures import registry, style
     from aimlib.pipeline import config as cfg
 
     spec = registry.FigureSpec("fig_new", ("se",), paper="Beyond the paper", shows="a test",
                                corrections="None.")
     monkeypatch.setitem(registry.FIGURES, "fig_new", spec)
-    monkeypatch.setattr(plots, "DRAW", dict(plots.DRAW))
+    monkeypatch.setitem(style.DRAW, "fig_new", None)  # removed again after the test
 
-    @plots._styled
+    @style.styled
     def fig_new(inputs, *, axes=None, style=None):
         fig, ax = plt.subplots()
         for ds in inputs["se"]:
@@ -75,7 +75,7 @@ def test_a_new_figure_through_the_registry_alone(monkeypatch):
 
 
 def test_step_rate_recovers_a_power_law():
-    from aimlib.figures.plots import step_rate
+    from aimlib.figures.fig_steps import step_rate
 
     steps = np.unique(np.geomspace(1, 10_000, 24).round())
     assert step_rate(steps, 3.0 * steps**-1.25) == pytest.approx(1.25, rel=1e-12)
@@ -214,7 +214,7 @@ def test_neighbouring_rhos_get_distinct_colours():
     in fig2a's list are as far apart as any two neighbours."""
     import matplotlib.colors as mcolors
 
-    from aimlib.figures.plots import rho_palette
+    from aimlib.figures.style import rho_palette
 
     rhos = [0.1, 0.2, 0.3, 0.5, 1.0, 2.0]
     pal = rho_palette(rhos)
@@ -309,7 +309,7 @@ def test_palette_colours_read_on_white():
 
     from matplotlib.colors import to_rgb
 
-    from aimlib.figures import plots
+    from aimlib.figures import style as plots
 
     def ratio(c):  # WCAG 2, written out here
         lin = [x / 12.92 if x <= 0.04045 else ((x + 0.055) / 1.055) ** 2.4 for x in to_rgb(c)]

@@ -150,7 +150,7 @@ def test_fused_adam_step_is_bitwise_the_numpy_update(dtype, centre):
     ``aimlib.core.kernels.adam_step``) gives bit for bit the students, moments and losses of
     the numpy update written out here, over 30 steps (float32 or float64 products; a centring
     other than 1, as for correlated tokens)."""
-    from aimlib.algorithms.gd import BETA1, BETA2, EPS, _NumbaSteps, loss_and_grad
+    from aimlib.algorithms.gd import BETA1, BETA2, EPS, NumbaSteps, loss_and_grad
     from aimlib.channels import make_channel
 
     rng = np.random.default_rng(3)
@@ -159,7 +159,7 @@ def test_fused_adam_step_is_bitwise_the_numpy_update(dtype, centre):
     X, y = data.tokens().astype(dtype), data.labels
     ch = make_channel("softmax", T=T)
     W0 = rng.standard_normal((K, d, r))
-    steps = _NumbaSteps(X, y, ch, lr, dtype, centre=centre)
+    steps = NumbaSteps(X, y, ch, lr, dtype, centre=centre)
     steps.start(W0.copy())
     W, m, v = W0.copy(), np.zeros_like(W0), np.zeros_like(W0)
     work = np.empty(2 * n * T * K * r, dtype=dtype)

@@ -124,13 +124,13 @@ def test_bad_input(kw, match):
 @pytest.mark.parametrize("q", [0.3, 1.0, 1.4])
 def test_hardmax_row_rqmc_at_t2_matches_the_closed_forms(q):
     """The T >= 3 path (theory §14.5), run at T = 2, against §10's closed forms."""
-    from aimlib.channels.hardmax import _row_error_rqmc
+    from aimlib.channels.hardmax.prediction import row_error_rqmc
 
     ch = make_channel("hardmax", T=2)
-    b = _row_error_rqmc(q, q, 1.5, 2, "bayes")
+    b = row_error_rqmc(q, q, 1.5, 2, "bayes")
     assert b.value == pytest.approx(ch.bayes_test_error(q, 1.5).value, abs=5 * b.abserr + 1e-6)
     for pred in ("plugin", "argmax"):
-        p = _row_error_rqmc(0.8 * q, q, 1.5, 2, pred)
+        p = row_error_rqmc(0.8 * q, q, 1.5, 2, pred)
         ref = ch.plugin_test_error(0.8 * q, q, 1.5, pred).value
         assert p.value == pytest.approx(ref, abs=5 * p.abserr)
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from aimlib.channels import hardmax_second_moment, make_channel
-from aimlib.channels import orthant as o
+from aimlib.channels.hardmax import orthant as o
+from aimlib.channels.hardmax import se_moments as sm
 from aimlib.channels.hardmax import uninformed_information
 from aimlib.theory import asymptotics
 
@@ -112,7 +113,7 @@ def test_orbits():
 def test_second_moment_at_t2_against_the_quadrature(q, V):
     """The general SE integral at T = 2 against the 2-D quadrature, within five of its
     standard errors plus the inner rule's bias (measured below 1e-3 relative)."""
-    r = o.second_moment(2, q, V, outer=(512, 4), inner=(512, 2))
+    r = sm.second_moment(2, q, V, outer=(512, 4), inner=(512, 2))
     ref = hardmax_second_moment(q, V)
     tol = (5 * r.stderr if math.isfinite(r.stderr) else 0.0) + 1e-3 * ref
     assert r.value == pytest.approx(ref, abs=tol)
@@ -127,7 +128,7 @@ def test_uninformed_information_and_small_width_threshold():
     e3 = uninformed_information(3)
     assert small_width_threshold(T=3) == pytest.approx(1.0 / (2.0 * e3), rel=1e-12)
     # the T = 3 constant from a rule four times finer, against the cached one
-    fine = o.second_moment(3, 0.0, 1.0, inner=(32768, 4)).value
+    fine = sm.second_moment(3, 0.0, 1.0, inner=(32768, 4)).value
     assert e3 == pytest.approx(fine, rel=3e-4)
 
 
@@ -160,8 +161,8 @@ def test_second_moment_depends_on_q_over_v_alone():
         for lam in (0.1, 2.5):
             assert lam * V * hardmax_second_moment(lam * q, lam * V) == pytest.approx(ref,
                                                                                      rel=1e-13)
-    a = o.second_moment(3, 0.4, 0.2)
-    b = o.second_moment(3, 0.2, 0.1)
+    a = sm.second_moment(3, 0.4, 0.2)
+    b = sm.second_moment(3, 0.2, 0.1)
     assert 0.2 * a.value == pytest.approx(0.1 * b.value,
                                           abs=5 * math.hypot(0.2 * a.stderr, 0.1 * b.stderr))
 
@@ -170,7 +171,7 @@ def test_the_grid_interpolates_the_exact_t2_function():
     """The table's grid and interpolant on the exact T = 2 function: 1e-5 inside the grid,
     3e-4 beyond it (the c / sqrt(s) law), 1e-7 below its first point; all below the T >= 3
     table's own QMC error (about 2e-3)."""
-    from aimlib.channels.moment_table import GRID, interpolant
+    from aimlib.channels.hardmax.moment_table import GRID, interpolant
 
     def k2(s):
         return hardmax_second_moment(s / (1 + s), 1 / (1 + s)) / (1 + s)
@@ -191,11 +192,11 @@ def test_table_against_the_rqmc_it_tabulates(T, outer_factor, points):
     table's rules (256 inner points; the outer rule doubled at T = 3, the default at T = 4),
     within five standard errors of the two and the spline's share of the table's noise (1e-3).
     (T = 4: one point, about 15 s.)"""
-    from aimlib.channels import moment_table as mt
+    from aimlib.channels.hardmax import moment_table as mt
 
     for s in points:
         q, V = s / (1 + s), 1 / (1 + s)
-        r = o.second_moment(T, q, V, outer=(outer_factor * o.outer_points(V), o.SE_OUTER[1]),
+        r = sm.second_moment(T, q, V, outer=(outer_factor * sm.outer_points(V), sm.SE_OUTER[1]),
                             inner=(256, 2))
         got = float(mt.K(T, s))
         assert got == pytest.approx(V * r.value, abs=5 * V * r.stderr + 1e-3 * got)
@@ -207,7 +208,7 @@ def test_control_variate_is_left_out_where_its_mean_is_not_resolved():
     rule's bias); with the strip control variate it was 2.4 % off, 175 % at 1e-4."""
     u = uninformed_information(3)
     for s in (1e-4, 1e-3):
-        r = o.second_moment(3, s / (1 + s), 1 / (1 + s))
+        r = sm.second_moment(3, s / (1 + s), 1 / (1 + s))
         assert r.value / (1 + s) == pytest.approx(u, rel=5e-3)
 
 
@@ -216,7 +217,7 @@ def test_table_reaches_the_strip_law(T):
     """At its last point (s = 1e5) the table's ``K_T(s) sqrt(s)`` is the strip sum ``k_T`` of
     the large-alpha law (docs/theory.md §14.3), computed by quadrature independently of the
     Genz rule the table was built with, to 0.5 %."""
-    from aimlib.channels import moment_table as mt
+    from aimlib.channels.hardmax import moment_table as mt
 
     assert float(mt.K(T, 1e5)) * math.sqrt(1e5) == pytest.approx(asymptotics.strip_sum(T),
                                                                  rel=5e-3)

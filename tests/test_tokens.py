@@ -10,8 +10,9 @@ from scipy import stats
 
 from aimlib import model, tokens
 from aimlib.algorithms import amp, gd
-from aimlib.channels import hardmax as hm
 from aimlib.channels import make_channel
+from aimlib.channels.hardmax import pair as hm
+from aimlib.channels.hardmax.prediction import comparison_geometry, comparison_matrix
 from aimlib.theory import state_evolution as se
 
 LAWS = ["gaussian", "rademacher", "uniform", {"law": "student_t", "nu": 10},
@@ -207,7 +208,7 @@ def test_whitened_hardmax_g_is_gradient():
     scipy's CDF of the comparisons ``A p``."""
     c, V = 0.3, 0.8
     L = tokens.sqrt_corr(2, c)
-    A = hm.comparison_matrix(L)
+    A = comparison_matrix(L)
     cov = V * A @ np.diag([2.0, 1.0, 2.0]) @ A.T
     rng = np.random.default_rng(3)
     ch = make_channel("hardmax")
@@ -228,7 +229,7 @@ def test_whitened_hardmax_g_is_gradient():
 
 def test_geometry_of_correlated_comparisons():
     for c in (0.0, 0.2, 0.5):
-        _, r, s2 = hm.comparison_geometry(c)
+        _, r, s2 = comparison_geometry(c)
         assert r == pytest.approx((1 - 3 * c) / (3 - c), abs=1e-14)
         assert s2 == pytest.approx((1 - c) * (3 - c), abs=1e-14)
 
@@ -318,7 +319,7 @@ def test_labels_round_to_what_the_parameter_means(spec, label):
 
 def test_figure_legends_read_the_law_from_its_file_tag():
     """fig10's legend reads the law from the cache's six-digit tag: c = 1/3, not 0.333333."""
-    from aimlib.figures.plots import _law_label
+    from aimlib.figures.fig10 import _law_label
 
     assert _law_label("correlated0.333333") == "correlated ($c=1/3$)"
     assert _law_label("student_t10") == r"student_t ($\nu=10$)"

@@ -334,17 +334,17 @@ def test_slope_fit_of_a_power_law():
     than half the slope."""
     import numpy as np
 
-    from aimlib.figures.plots import _slope_fit
+    from aimlib.figures.layers import slope_fit
 
     a = np.array([2.0, 4.0, 8.0])
     rel = np.array([0.1, 0.2, 0.1])
-    slope, err = _slope_fit(a, 0.1 * a**-2.0, 0.1 * a**-2.0 * rel)
+    slope, err = slope_fit(a, 0.1 * a**-2.0, 0.1 * a**-2.0 * rel)
     assert slope == pytest.approx(-2.0, rel=1e-12)
     w, x = 1.0 / rel**2, np.log(a)
     assert err == pytest.approx((w @ x**2 - (w @ x) ** 2 / w.sum()) ** -0.5, rel=1e-12)
-    assert _slope_fit(a[:2], 0.1 * a[:2] ** -2.0, 0.01 * a[:2] ** -2.0) is None
+    assert slope_fit(a[:2], 0.1 * a[:2] ** -2.0, 0.01 * a[:2] ** -2.0) is None
     # a slope of -0.2 known to +-0.2: not printed
-    assert _slope_fit(a, a**-0.2, 0.3 * a**-0.2) is None
+    assert slope_fit(a, a**-0.2, 0.3 * a**-0.2) is None
 
 
 UNCONVERGED = """seed: 1

@@ -48,133 +48,39 @@ that never settles is reported as wandering, not as a number.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import ClassVar
+from dataclasses import dataclass
 
 import numpy as np
-import xarray as xr
 
+from aimlib.algorithms.amp_ops import (
+    ArrayOps,
+    NumpyOps,
+    Tokens,
+    output_pass,  # noqa: F401  (re-exported)
+    raise_out_of_memory,
+)
 from aimlib.algorithms.amp_options import AMP_MIN_D_PER_T, AMPOptions, amp_dtype
-from aimlib.algorithms.result import Result
-from aimlib.channels import channel_class, make_channel, pair_weights
+from aimlib.algorithms.amp_result import (
+    STOP_REASONS,  # noqa: F401  (re-exported)
+    AMPResult,
+)
+from aimlib.channels import channel_class, make_channel
 from aimlib.core import backend as backends
 from aimlib.core.options import CHUNK, TOKEN_BUDGET, validate
 from aimlib.core.progress import close_bar, open_bar
-from aimlib.model import TeacherData, attention_indices, generate, mix_tokens
-from aimlib.prior import Prior, divided_differences
+from aimlib.model import TeacherData, generate
+from aimlib.prior import Prior
 
-__all__ = ["AMPResult", "run", "run_point", "output_pass"]
+__all__ = ["AMPResult", "STOP_REASONS", "Tokens", "output_pass", "run", "run_point",
+           "consistency_tolerance"]
 
 #: Consecutive growing steps that count as divergence (then: restart with stronger damping).
 DIVERGENCE_WINDOW = 25
 #: Stall test: the geometric rate of the running minimum of the step over the last
 #: ``STALL_WINDOW`` iterations must bring it below ``tol`` within the remaining budget.
 STALL_WINDOW = 50
-#: Reasons an attempt stops (``AMPResult.stop_reason``).
-#: AMP's smallest ``d`` per token (defined once, in :mod:`aimlib.core.options`).
+#: AMP's smallest ``d`` per token (declared with its options, :mod:`aimlib.algorithms.amp_options`).
 MIN_D_PER_T = AMP_MIN_D_PER_T
-
-STOP_REASONS = ("converged", "stalled", "diverged", "nan", "max_iter", "inconsistent")
-
-
-@dataclass
-class AMPResult(Result):
-    """Outcome of an AMP run (:class:`aimlib.algorithms.result.Result`).
-
-    Attributes
-    ----------
-    error : float
-        Estimation error ``(1/d) ||S_hat - S*||_F^2`` of the final estimate.
-    iterations : int
-        Iterations of the reported attempt.
-    converged : bool
-        Whether ``(1/d) ||S_hat_new - S_hat||^2 < tol`` was reached.
-    q_hat : float
-        Final ``q_hat``.
-    damping : float
-        Damping of the reported attempt.
-    restarts : int
-        Number of restarts made (after NaN, divergence or no convergence).
-    stop_reason : str
-        Why the reported attempt stopped, one of :data:`STOP_REASONS`.
-    error_mean, error_std : float
-        Mean and standard deviation of the error over the last ``STALL_WINDOW`` iterations of the
-        reported attempt (for a run that never settles, its wandering band).
-    consistency : float
-        Ground-truth-free Nishimori residual ``|(1/d)||S_hat||^2 - (Q0 - V)| / Q0`` of the
-        reported estimate.
-    total_iterations : int
-        Iterations over all attempts (the work spent).
-    history : dict
-        Per-iteration arrays of the reported attempt: ``error``, ``q_hat``, ``step`` (the change of
-        ``S_hat``), ``V``.
-    S_hat : numpy.ndarray
-        Final estimate.
-    """
-
-    error: float
-    iterations: int
-    converged: bool
-    q_hat: float
-    damping: float
-    restarts: int
-    stop_reason: str
-    error_mean: float
-    error_std: float
-    consistency: float
-    total_iterations: int
-    history: dict = field(repr=False)
-    S_hat: np.ndarray = field(repr=False)
-
-    ALGORITHM: ClassVar[str] = "AMP"
-    STOP_REASONS: ClassVar[tuple[str, ...]] = STOP_REASONS
-    REASON_TEXT: ClassVar[dict[str, str]] = {
-        "converged": "converged", "stalled": "stalled (its step stopped falling)",
-        "diverged": "diverged", "nan": "hit a NaN", "max_iter": "spent its iteration budget",
-        "inconsistent": "reached a point that fails the Nishimori check"}
-
-    def to_dataset(self) -> xr.Dataset:
-        """The run as an ``xarray.Dataset``: scalars, and histories on ``iteration``."""
-        h = self.history
-        return xr.Dataset(
-            {
-                "error": ((), self.error),
-                "converged": ((), np.int8(self.converged)),
-                "stop_reason": ((), np.int8(STOP_REASONS.index(self.stop_reason))),
-                "iterations": ((), np.int64(self.iterations)),
-                "total_iterations": ((), np.int64(self.total_iterations)),
-                "q_hat": ((), self.q_hat),
-                "damping_used": ((), self.damping),
-                "restarts": ((), np.int64(self.restarts)),
-                "error_mean": ((), self.error_mean),
-                "error_std": ((), self.error_std),
-                "consistency": ((), self.consistency),
-                "error_history": ("iteration", np.asarray(h["error"], dtype=np.float64)),
-                "q_hat_history": ("iteration", np.asarray(h["q_hat"], dtype=np.float64)),
-                "step_history": ("iteration", np.asarray(h["step"], dtype=np.float64)),
-            },
-            coords={"iteration": np.arange(1, len(h["error"]) + 1)},
-        )
-
-
-class Tokens:
-    """All tokens in memory when they fit the budget, otherwise regenerated chunk by chunk;
-    whitened for correlated tokens (:meth:`aimlib.model.TeacherData.white_tokens`)."""
-
-    def __init__(self, data: TeacherData, chunk: int, budget_bytes: float, dtype):
-        self.data = data
-        self.chunk = chunk
-        self.dtype = dtype
-        size = data.n * data.T * data.d * np.dtype(dtype).itemsize
-        self.all = data.white_tokens(dtype=dtype) if size <= budget_bytes else None
-
-    def __iter__(self):
-        n = self.data.n
-        for lo in range(0, n, self.chunk):
-            hi = min(n, lo + self.chunk)
-            X = (self.all[lo:hi] if self.all is not None
-                 else self.data.white_tokens(lo, hi, self.dtype))
-            yield lo, hi, X
 
 
 @dataclass
@@ -206,175 +112,6 @@ def _stalled(steps: list[float], tol: float, remaining: int) -> bool:
         return True
     rate = math.log(now / then) / STALL_WINDOW
     return math.log(tol / now) / rate > remaining
-
-
-def _rie_divergence(R: np.ndarray, delta: float, pr: Prior) -> tuple[np.ndarray, float]:
-    """RIE of ``R`` and GAMP's variance ``(2 delta / d^2) div``, the denoiser's divergence at
-    ``R`` over the symmetric matrices: ``sum_k xi'(l_k) + sum_{k<l} (xi_k - xi_l)/(l_k - l_l)``."""
-    d = R.shape[0]
-    lam, U = np.linalg.eigh(0.5 * (R + R.T))
-    xi, dxi = pr.shrink_slopes(lam, delta)
-    quot = divided_differences(lam, xi, dxi)
-    div = float(dxi.sum()) + 0.5 * float(quot.sum() - np.trace(quot))
-    return (U * xi) @ U.T, 2.0 * delta * div / d**2
-
-
-def output_pass(tokens, S_hat: np.ndarray, ch, y: np.ndarray, g: np.ndarray,
-                omega_all: np.ndarray, V: float, damping: float = 0.0,
-                negdiv: np.ndarray | None = None) -> np.ndarray:
-    """One pass over the data, the output side of an AMP iteration (docs/theory.md §4, steps
-    1-3): ``omega = h(S_hat) - (w * g) V`` (damped against ``omega_all``), the new ``g`` (written
-    into ``g``, and ``-dg/domega`` into ``negdiv`` when given), and the returned
-    ``B = sum_mu (X_mu^T G_mu X_mu - Tr(G_mu) I)``, with one GEMM per token chunk.
-    """
-    d = S_hat.shape[0]
-    T = g.shape[1]
-    w = pair_weights(T)
-    half = np.where(np.eye(T, dtype=bool), 1.0, 0.5)
-    B = np.zeros((d, d))
-    trace_g = 0.0
-    for lo, hi, X in tokens:
-        Sx = S_hat.astype(X.dtype, copy=False)
-        omega = attention_indices(X, Sx).astype(np.float64, copy=False)
-        omega -= w * g[lo:hi] * V
-        if damping > 0.0:
-            omega = damping * omega_all[lo:hi] + (1.0 - damping) * omega
-        omega_all[lo:hi] = omega
-        gc = ch.g_out(y[lo:hi], omega, V)
-        g[lo:hi] = gc
-        if negdiv is not None:
-            negdiv[lo:hi] = ch.neg_divergence(y[lo:hi], omega, V)
-        G = gc * half
-        trace_g += float(np.trace(G, axis1=1, axis2=2).sum())
-        GX = np.empty_like(X)
-        mix_tokens(G.astype(X.dtype, copy=False), X, GX)  # G_mu X_mu
-        B += X.reshape(-1, d).T @ GX.reshape(-1, d)  # sum_mu X_mu^T G_mu X_mu, one GEMM
-    B[np.diag_indices(d)] -= trace_g
-    return B
-
-
-class _NumpyOps:
-    """The two backend-dependent parts of an iteration on the CPU: the output pass and the
-    RIE.  An attempt's output-side state (``g``, ``omega``, ``-dg/domega``) lives here."""
-
-    def __init__(self, data, ch, tokens, general):
-        self.data, self.ch, self.tokens, self.general = data, ch, tokens, general
-        self.y = data.outputs()
-
-    def reset(self):
-        n, T = self.data.n, self.data.T
-        self.g = np.zeros((n, T, T))
-        self.omega = np.zeros((n, T, T))
-        self.negdiv = np.zeros(n) if self.general else None
-
-    def output_pass(self, S_hat, V, damping):
-        return output_pass(self.tokens, S_hat, self.ch, self.y, self.g, self.omega, V, damping,
-                           self.negdiv)
-
-    def mean_negdiv(self) -> float:
-        return float(np.mean(self.negdiv))
-
-    def rie(self, R, delta, pr):
-        return pr.denoise(R, delta), pr.mmse(delta)
-
-    def rie_divergence(self, R, delta, pr):
-        return _rie_divergence(R, delta, pr)
-
-
-class _ArrayOps(_NumpyOps):
-    """The same on an array-API backend (:mod:`aimlib.core.backend`): the tokens, ``g`` and
-    ``omega`` stay on the device; the estimate moves there and ``B`` back once per iteration
-    (``d x d`` each); the RIE's eigendecomposition runs there, its scalar function of the
-    eigenvalues on the host.  A channel without ``g_out_xp`` (hardmax: numba kernels) computes
-    its output function on the host, ``omega`` and ``g`` crossing once per iteration."""
-
-    def __init__(self, be, data, ch, tokens, general):
-        super().__init__(data, ch, tokens, general)
-        self.be = be
-        xp = be.xp
-        T, d = data.T, data.d
-        self.dtype = np.dtype(tokens.dtype).name
-        self.w = be.asarray(pair_weights(T))
-        self.half = be.asarray(np.where(np.eye(T, dtype=bool), 1.0, 0.5))
-        self.eye_T = be.asarray(np.eye(T))
-        self.eye_d = be.asarray(np.eye(d))
-        self.y_dev = be.asarray(self.y)
-        self.on_device = hasattr(ch, "g_out_xp") and not general
-        self.all = be.asarray(tokens.all, self.dtype) if tokens.all is not None else None
-        self.f64 = xp.float64
-
-    def reset(self):
-        xp, n, T = self.be.xp, self.data.n, self.data.T
-        super().reset()
-        self.g_dev = xp.zeros((n, T, T), dtype=self.f64, device=self.be.device)
-        self.omega_dev = xp.zeros((n, T, T), dtype=self.f64, device=self.be.device)
-
-    @property
-    def g(self) -> np.ndarray:
-        """``g`` on the host (a copy off the device where the output function runs there)."""
-        return self.be.to_host(self.g_dev) if self.on_device else self._g_host
-
-    @g.setter
-    def g(self, value: np.ndarray) -> None:
-        self._g_host = value
-
-    def _chunks(self):
-        for lo, hi, X in self.tokens:
-            yield lo, hi, (self.all[lo:hi, ...] if self.all is not None
-                           else self.be.asarray(X, self.dtype))
-
-    def output_pass(self, S_hat, V, damping):
-        be, xp = self.be, self.be.xp
-        d, T = self.data.d, self.data.T
-        S = be.asarray(S_hat, self.dtype)
-        trace_S = float(np.trace(S_hat))
-        B = xp.zeros((d, d), dtype=self.f64, device=be.device)
-        trace_g = 0.0
-        for lo, hi, X in self._chunks():
-            m = hi - lo
-            XS = xp.reshape(xp.reshape(X, (m * T, d)) @ S, (m, T, d))
-            H = xp.astype(XS @ xp.matrix_transpose(X), self.f64)
-            omega = (H - trace_S * self.eye_T) / math.sqrt(d) - self.w * self.g_dev[lo:hi, ...] * V
-            if damping > 0.0:
-                omega = damping * self.omega_dev[lo:hi, ...] + (1.0 - damping) * omega
-            self.omega_dev[lo:hi, ...] = omega
-            if self.on_device:
-                gc = self.ch.g_out_xp(xp, self.y_dev[lo:hi, ...], omega, V, self.w)
-            else:
-                om = be.to_host(omega)
-                gh = self.ch.g_out(self.y[lo:hi], om, V)
-                self._g_host[lo:hi] = gh
-                gc = be.asarray(gh)
-                if self.negdiv is not None:
-                    self.negdiv[lo:hi] = self.ch.neg_divergence(self.y[lo:hi], om, V)
-            self.g_dev[lo:hi, ...] = gc
-            G = gc * self.half
-            trace_g += be.scalar(xp.sum(G * self.eye_T))
-            GX = xp.astype(G, X.dtype) @ X  # G_mu X_mu
-            B = B + xp.astype(xp.matrix_transpose(xp.reshape(X, (m * T, d)))
-                              @ xp.reshape(GX, (m * T, d)), self.f64)
-        return be.to_host(B - trace_g * self.eye_d)
-
-    def _eigh(self, R):
-        be, xp = self.be, self.be.xp
-        lam, U = xp.linalg.eigh(be.asarray(0.5 * (R + R.T)))
-        return be.to_host(lam), U
-
-    def _rebuild(self, U, xi):
-        be, xp = self.be, self.be.xp
-        return be.to_host((U * be.asarray(xi)) @ xp.matrix_transpose(U))
-
-    def rie(self, R, delta, pr):
-        lam, U = self._eigh(R)
-        return self._rebuild(U, pr.shrink(lam, delta)), pr.mmse(delta)
-
-    def rie_divergence(self, R, delta, pr):
-        d = R.shape[0]
-        lam, U = self._eigh(R)
-        xi, dxi = pr.shrink_slopes(lam, delta)
-        quot = divided_differences(lam, xi, dxi)
-        div = float(dxi.sum()) + 0.5 * float(quot.sum() - np.trace(quot))
-        return self._rebuild(U, xi), 2.0 * delta * div / d**2
 
 
 def _attempt(data, ops, damping, tol, max_iter, progress,
@@ -447,6 +184,8 @@ def _attempt(data, ops, damping, tol, max_iter, progress,
 #: ``CONSISTENCY_SIGMA`` (largest 0.57).  A fixed point is accepted within
 #: ``CONSISTENCY_SIGMAS`` of these: 0.27 at d = 100, rho = 0.1; 0.086 at d = 100, rho >= 1.
 CONSISTENCY_SIGMA = 0.21
+
+
 CONSISTENCY_SIGMAS = 4.0
 
 
@@ -539,7 +278,7 @@ def run(
     backend : str
         ``"numpy"``: the CPU path with its numba kernels; any other name of
         :data:`aimlib.core.backend.BACKENDS` runs the output pass and the RIE's
-        eigendecomposition there (:class:`_ArrayOps`; a GPU for ``"cupy"``/``"torch"``).  The
+        eigendecomposition there (:class:`ArrayOps`; a GPU for ``"cupy"``/``"torch"``).  The
         iterates agree with the CPU path to rounding (``tests/test_backend.py``).
     scale : {"prior", "free"}
         ``"prior"``: for a channel with ``SCALE_INVARIANT`` labels (hardmax), keep the estimate's
@@ -576,10 +315,10 @@ def run(
     backends.check(backend)
     tokens = Tokens(data, int(chunk), token_budget, dtype)
     try:
-        ops = (_NumpyOps(data, ch, tokens, general) if backend == "numpy"
-               else _ArrayOps(backends.get(backend), data, ch, tokens, general))
+        ops = (NumpyOps(data, ch, tokens, general) if backend == "numpy"
+               else ArrayOps(backends.get(backend), data, ch, tokens, general))
     except Exception as exc:
-        _raise_out_of_memory(backend, data, tokens, exc)
+        raise_out_of_memory(backend, data, tokens, exc)
         raise
     damp = float(damping)
     budget = int(max_iter)
@@ -598,23 +337,10 @@ def run(
         reason = res.stop_reason
         return res
     except Exception as exc:
-        _raise_out_of_memory(backend, data, tokens, exc)
+        raise_out_of_memory(backend, data, tokens, exc)
         raise
     finally:
         close_bar(bar, reason)
-
-
-def _raise_out_of_memory(backend: str, data, tokens, exc: BaseException) -> None:
-    """A device out of memory as a ``MemoryError`` with the size the run needed."""
-    if backend == "numpy" or not backends.get(backend).out_of_memory(exc):
-        return
-    n, T, d = data.n, data.T, data.d
-    item = np.dtype(tokens.dtype).itemsize
-    need = (n * T * d * item if tokens.all is not None else min(n, tokens.chunk) * T * d * item) \
-        + 6 * n * T * T * 8 + 6 * d * d * 8
-    raise MemoryError(f"AMP backend {backend}: out of device memory; this run needs about "
-                      f"{need / 2**30:.2f} GiB on the device (tokens {n} x {T} x {d}); a smaller "
-                      "token_budget keeps only one chunk there") from exc
 
 
 def _run(data, ops, damp, damping, tol, budget, max_restarts, progress, general, trace=None

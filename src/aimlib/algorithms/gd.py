@@ -17,221 +17,35 @@ GD is one run; AGD averages the estimates ``S_W`` of the ``K`` runs (docs/theory
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import ClassVar
+from dataclasses import dataclass
 
 import numpy as np
 
 from aimlib.algorithms.gd_options import GDOptions
-from aimlib.algorithms.result import Result
-from aimlib.channels import CHANNELS, Channel, Softmax, channel_class
+from aimlib.algorithms.gd_result import STOP_REASONS, GDResult
+from aimlib.algorithms.gd_steps import (  # noqa: F401  (re-exported)
+    BETA1,
+    BETA2,
+    EPS,
+    FETCH_EVERY,
+    ArraySteps,
+    NumbaSteps,
+    loss_and_grad,
+    memory_per_init,
+)
+from aimlib.channels import CHANNELS, channel_class
 from aimlib.core import backend as backends
-from aimlib.core.kernels import adam_step, pack_students
 from aimlib.core.options import validate
 from aimlib.core.progress import close_bar, open_bar
 from aimlib.model import TeacherData, estimation_error, generate
 
-__all__ = ["GDResult", "STOP_REASONS", "checkpoint_steps", "loss_and_grad", "run", "run_point",
-           "stalled"]
-
-#: PyTorch's Adam defaults.
-BETA1, BETA2, EPS = 0.9, 0.999, 1e-8
-
-
-#: Why an initialisation stopped: the step cap, the held-out test, a non-finite loss.
-STOP_REASONS = ("steps", "holdout", "nan")
-
-
-@dataclass
-class GDResult(Result):
-    """Outcome of GD over ``K`` initialisations (:class:`aimlib.algorithms.result.Result`).
-
-    Attributes
-    ----------
-    error : float
-        Error of the averaged estimate ``(1/K) sum_k S_{W_k}`` (plain GD for ``K = 1``).
-    errors : numpy.ndarray
-        Error of each initialisation, shape ``(K,)``; ``errors[0]`` is a plain GD run.
-    loss : numpy.ndarray
-        Training loss per step and initialisation, shape ``(steps run, K)``; NaN after an
-        initialisation stopped.
-    steps : int
-        The step cap.
-    S_avg : numpy.ndarray
-        The averaged estimate (AGD).
-    S_first : numpy.ndarray
-        The estimate of the first initialisation (plain GD).
-    spread : float
-        ``(1/K) sum_k (1/d) ||S_k - S_avg||^2``, what averaging gains:
-        ``error = mean(errors) - spread`` (the bias-variance identity).
-    steps_taken : numpy.ndarray
-        Adam steps each initialisation ran, shape ``(K,)``.
-    stop_codes : numpy.ndarray
-        Why each stopped, indices into :data:`STOP_REASONS`, shape ``(K,)``.
-    checkpoint_steps : numpy.ndarray
-        Steps at which the errors were recorded (``checkpoints`` of :func:`run`).
-    checkpoint_errors : numpy.ndarray
-        Error of each initialisation there, shape ``(checkpoints, K)``.
-    checkpoint_agd : numpy.ndarray
-        Error of the averaged estimate there, shape ``(checkpoints,)``.
-    """
-
-    error: float
-    errors: np.ndarray
-    loss: np.ndarray = field(repr=False)
-    steps: int = 0
-    S_avg: np.ndarray = field(default=None, repr=False)
-    S_first: np.ndarray = field(default=None, repr=False)
-    spread: float = float("nan")
-    steps_taken: np.ndarray = field(default=None, repr=False)
-    stop_codes: np.ndarray = field(default=None, repr=False)
-    checkpoint_steps: np.ndarray = field(default=None, repr=False)
-    checkpoint_errors: np.ndarray = field(default=None, repr=False)
-    checkpoint_agd: np.ndarray = field(default=None, repr=False)
-
-    ALGORITHM: ClassVar[str] = "GD"
-    UNIT: ClassVar[str] = "Adam steps"
-    STOP_REASONS: ClassVar[tuple[str, ...]] = STOP_REASONS
-    REASON_TEXT: ClassVar[dict[str, str]] = {
-        "steps": "ran to its step cap", "holdout": "stopped on the held-out test",
-        "nan": "hit a NaN"}
-
-    @property
-    def iterations(self) -> int:
-        """The most Adam steps an initialisation ran."""
-        return int(np.max(self.steps_taken)) if self.steps_taken is not None else 0
-
-    @property
-    def converged(self) -> bool:
-        """A GD run counts when its error is finite: the error after at most ``steps`` Adam
-        steps is what it measures (an initialisation still improving at the cap says so in
-        :attr:`stop_reason`, and the figures draw it)."""
-        return bool(np.isfinite(self.error))
-
-    @property
-    def stop_reason(self) -> str:
-        """``"steps"`` if an initialisation ran to the cap, ``"holdout"`` if every one stopped
-        on the held-out test, ``"nan"`` for a non-finite error."""
-        if not self.converged:
-            return "nan"
-        return "steps" if np.any(self.steps_taken >= self.steps) else "holdout"
-
-    @property
-    def capped(self) -> np.ndarray:
-        """Whether each initialisation ran to the step cap (was still moving there)."""
-        return np.asarray(self.stop_codes) == STOP_REASONS.index("steps")
-
-    def to_dataset(self, loss_points: int = 200):
-        """The run as an ``xarray.Dataset``: ``error_agd`` (the averaged estimate),
-        ``error_gd`` (the first initialisation), ``errors``, ``steps_taken`` and
-        ``stop_reason`` (codes of :data:`STOP_REASONS`) on ``init``, ``capped_gd`` (the first
-        initialisation ran to the cap) and ``capped_agd`` (the fraction of them that did), the
-        training loss on ``(step, init)``, every ``steps // loss_points``-th step, and the
-        checkpointed errors on ``checkpoint`` (when recorded)."""
-        import xarray as xr
-
-        every = max(1, self.steps // loss_points)
-        ran = self.loss.shape[0]
-        capped = self.capped
-        ds = xr.Dataset(
-            {
-                "error_agd": ((), self.error),
-                "error_gd": ((), float(self.errors[0])),
-                "errors": ("init", self.errors),
-                "steps_taken": ("init", np.asarray(self.steps_taken, dtype=np.int64)),
-                "stop_reason": ("init", np.asarray(self.stop_codes, dtype=np.int8)),
-                "capped_gd": ((), np.float64(capped[0])),
-                "capped_agd": ((), np.float64(capped.mean())),
-                "steps_taken_gd": ((), np.float64(self.steps_taken[0])),
-                "steps_taken_agd": ((), np.float64(np.mean(self.steps_taken))),
-                "loss": (("step", "init"), self.loss[::every]),
-            },
-            coords={"init": np.arange(len(self.errors)),
-                    "step": np.arange(1, ran + 1)[::every]},
-            attrs={"step_cap": int(self.steps)},
-        )
-        if self.checkpoint_steps is not None and len(self.checkpoint_steps):
-            ds["checkpoint_errors"] = (("checkpoint", "init"), self.checkpoint_errors)
-            ds["checkpoint_gd"] = ("checkpoint", self.checkpoint_errors[:, 0])
-            ds["checkpoint_agd"] = ("checkpoint", self.checkpoint_agd)
-            ds = ds.assign_coords(checkpoint=np.asarray(self.checkpoint_steps, dtype=np.int64))
-        return ds
-
-
-def loss_and_grad(W: np.ndarray, X: np.ndarray, y: np.ndarray, channel: Channel | float, *,
-                  work: np.ndarray | None = None,
-                  centre: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """Loss and its gradient for a batch of students.
-
-    Parameters
-    ----------
-    W : numpy.ndarray
-        Students, shape ``(K, d, r)``.
-    X : numpy.ndarray
-        Tokens, shape ``(n, T, d)``.
-    y : numpy.ndarray
-        Teacher outputs, shape ``(n, T, T)``.
-    channel : Channel or float
-        The channel (one with ``SUPPORTS_GD``); a float is a softmax inverse temperature.
-    work : numpy.ndarray, optional
-        Scratch space of at least ``2 n T K r`` elements for the products ``X W`` and
-        ``(G + G^T) X W``, reused across steps (a fresh one costs page faults on every call).
-        Its dtype is the precision of the two GEMMs (``X`` must have the same dtype);
-        default: float64, allocated here.
-    centre : float
-        The diagonal indices are centred by ``centre Tr S``: 1 for i.i.d. tokens, ``1 - c`` for
-        correlated tokens (:func:`centring`).
-
-    Returns
-    -------
-    loss : numpy.ndarray
-        Shape ``(K,)``.
-    grad : numpy.ndarray
-        Shape ``(K, d, r)``.
-    """
-    K, d, r = W.shape
-    loss, P, gdiag, c = _backward_product(W, X, y, channel, work, centre)
-    grad = P.reshape(d, K, r).transpose(1, 0, 2) - (2.0 * centre) * gdiag[:, None, None] * W
-    return loss, grad / c
-
-
-def _backward_product(W, X, y, channel, work, centre, packed=None, P=None):
-    """The two GEMMs and the channel's layer of :func:`loss_and_grad`: each student's loss, the
-    backward product ``P = X^T (G + G^T) X W`` (shape ``(d, K r)``), the diagonal term
-    ``gdiag`` and the scale ``c``, from which the gradient is ``(P_k - 2 centre gdiag_k W_k) /
-    c`` (assembled by :func:`loss_and_grad`, or inside the Adam step,
-    :func:`aimlib.core.kernels.adam_step`).  ``packed`` (``(d, K r)``) and ``P``, in the
-    products' precision, are reused across steps when given."""
-    K, d, r = W.shape
-    n, T, _ = X.shape
-    ch = channel if isinstance(channel, Channel) else Softmax(T=T, beta=channel)
-    c = math.sqrt(r * d) * math.sqrt(d)
-    size = n * T * K * r
-    if work is None:
-        work = np.empty(2 * size)
-    Xf = X.reshape(n * T, d)
-    Z = work[:size].reshape(n * T, K * r)
-    GZ = work[size:2 * size].reshape(n * T, K * r)
-    # Z = X [W_1 .. W_K] with one GEMM: (nT, d) @ (d, K r)
-    if packed is None:
-        packed = np.empty((d, K * r), dtype=work.dtype)
-    pack_students(W, packed)
-    np.matmul(Xf, packed, out=Z)
-    trace = np.einsum("kdr,kdr->k", W, W)  # ||W_k||^2 = sqrt(r d) Tr S_k
-    if centre != 1.0:
-        trace *= centre
-    loss = np.zeros(K)
-    gdiag = np.zeros(K)
-    ch.gd_layer(Z, y, c, trace, r, d, GZ, loss, gdiag)
-    # backward GEMM: (d, nT) @ (nT, K r)
-    if P is None:
-        P = np.empty((d, K * r), dtype=work.dtype)
-    np.matmul(Xf.T, GZ, out=P)
-    return loss, P, gdiag, c
-
+__all__ = ["GDResult", "STOP_REASONS", "checkpoint_steps", "loss_and_grad", "memory_per_init",
+           "run", "run_point", "stalled"]
 
 #: Bytes for the batched per-initialisation products (:func:`memory_per_init` each).
 MEMORY_BUDGET = 2e9
+
+
 #: The same on a GPU backend (an H100/H200 has 80-141 GB; the rest is left to the tokens).
 GPU_MEMORY_BUDGET = 32e9
 
@@ -249,16 +63,6 @@ def centring(data) -> float:
         raise ValueError(f"tokens: correlated tokens are not implemented for GD on the "
                          f"{data.channel} channel")
     return 1.0 - c
-
-
-def memory_per_init(n: int, T: int, r: int, dtype: str = "float64", *,
-                    backend: str = "numpy") -> int:
-    """Bytes per initialisation of :func:`run`'s scratch space: ``X W`` and ``(G + G^T) X W``
-    (numba path); the array-API path also holds their per-sample layout, ``h`` and ``G``."""
-    item = np.dtype(dtype).itemsize
-    if backend == "numpy":
-        return 2 * n * T * r * item
-    return 4 * n * T * r * item + 2 * n * T * r * 8 + 4 * n * T * T * 8
 
 
 def checkpoint_steps(steps: int, count: int) -> np.ndarray:
@@ -378,9 +182,9 @@ def run(
         held = data.fresh(max(1, math.ceil(holdout * n)), np.random.default_rng(
             np.random.SeedSequence(list(data.token_entropy), spawn_key=(5,))))
     if backend == "numpy":
-        stepper = _NumbaSteps(X, y, ch, lr, dtype, held, centring(data))
+        stepper = NumbaSteps(X, y, ch, lr, dtype, held, centring(data))
     else:
-        stepper = _ArraySteps(backends.get(backend), X, y, ch, lr, dtype, held, centring(data))
+        stepper = ArraySteps(backends.get(backend), X, y, ch, lr, dtype, held, centring(data))
     try:
         for lo in range(0, K, batch):
             hi = min(K, lo + batch)
@@ -388,7 +192,7 @@ def run(
                 _adam(stepper, W0[lo:hi].copy(), lo, state, rule,
                       progress if bar is None else None, bar)
             except Exception as exc:
-                if backend != "numpy" and backends.get(backend).out_of_memory(exc):
+                if backends.out_of_memory(backend, exc):
                     raise MemoryError(
                         f"GD backend {backend}: out of device memory for {hi - lo} "
                         f"initialisations, which need about {(hi - lo) * per_init / 2**30:.2f} "
@@ -532,139 +336,6 @@ def _adam(stepper, W, lo, state, rule, progress, bar):
         for j, k in enumerate(np.flatnonzero(alive)):
             state.finish(int(k_all[k]), W_now[j], t, "steps")
     state.record_losses(lo, losses[:t])
-
-
-#: Steps between two reads of the losses (and the non-finite test) from the device.
-FETCH_EVERY = 50
-
-
-class _NumbaSteps:
-    """Adam steps on the CPU: :func:`loss_and_grad` with the channel's numba kernel."""
-
-    def __init__(self, X, y, ch, lr, dtype, held=None, centre: float = 1.0):
-        self.X, self.y, self.ch, self.lr = X, y, ch, lr
-        self.centre = centre
-        self.work = np.empty(0, dtype=dtype)
-        self.dtype = dtype
-        self.held = None if held is None else (held[0].astype(dtype), held[1])
-
-    def start(self, W):
-        n, T, _ = self.X.shape
-        size = 2 * n * T * W.shape[0] * W.shape[2]
-        if self.work.size < size:
-            self.work = np.empty(size, dtype=self.dtype)
-        self.W = W
-        self.m = np.zeros_like(W)
-        self.v = np.zeros_like(W)
-        self._buffers()
-
-    def _buffers(self):
-        """The packed students and the backward product, reused by every step."""
-        K, d, r = self.W.shape
-        self.packed = np.empty((d, K * r), dtype=self.dtype)
-        self.P = np.empty((d, K * r), dtype=self.dtype)
-
-    def step(self, t):
-        # the gradient's assembly and the Adam update in one pass (bitwise the numpy update:
-        # tests/test_gd.py), instead of a dozen temporaries of the students' size
-        loss, P, gdiag, c = _backward_product(self.W, self.X, self.y, self.ch, self.work,
-                                              self.centre, self.packed, self.P)
-        adam_step(self.W, self.m, self.v, P, gdiag, 2.0 * self.centre, c, self.lr, BETA1,
-                  BETA2, EPS, 1.0 - BETA1**t, 1.0 - BETA2**t)
-        return loss
-
-    def weights(self):
-        return self.W.copy()
-
-    def fetch(self, pending) -> np.ndarray:
-        """The losses of the steps since the last fetch, shape ``(steps, students)``."""
-        return np.stack(pending)
-
-    def holdout_loss(self) -> np.ndarray:
-        """Each student's loss per sample on the held-out samples (forward pass only)."""
-        Xh, yh = self.held
-        return loss_and_grad(self.W, Xh, yh, self.ch, work=self.work,
-                             centre=self.centre)[0] / Xh.shape[0]
-
-    def keep(self, mask):
-        self.W, self.m, self.v = (np.ascontiguousarray(a[mask]) for a in (self.W, self.m, self.v))
-        self._buffers()
-
-
-class _ArraySteps:
-    """The same Adam steps in array-API calls (:mod:`aimlib.core.backend`): the tokens move to
-    the device once, a step moves only the ``K`` losses back."""
-
-    def __init__(self, be, X, y, ch, lr, dtype, held=None, centre: float = 1.0):
-        n, T, d = X.shape
-        self.be, self.ch, self.lr, self.T, self.d = be, ch, lr, T, d
-        self.centre = centre
-        self.wdt = be.dtype(dtype)
-        self.f64 = be.dtype("float64")
-        self.eye = be.asarray(np.eye(T))
-        self.train = self._put(X, y, dtype)
-        self.held = None if held is None else self._put(*held, dtype)
-
-    def _put(self, X, y, dtype):
-        """Tokens as ``(n T, d)`` and outputs as ``(n, 1, T, T)`` on the device."""
-        n, T, d = X.shape
-        return (self.be.asarray(X.reshape(n * T, d), dtype),
-                self.be.xp.reshape(self.be.asarray(y), (n, 1, T, T)))
-
-    def start(self, W):
-        xp = self.be.xp
-        self.W = self.be.asarray(W)
-        self.m = xp.zeros_like(self.W)
-        self.v = xp.zeros_like(self.W)
-
-    def loss_and_grad(self, W, data=None, grad: bool = True):
-        """:func:`loss_and_grad` on the device, for ``W`` of shape ``(K, d, r)`` (on the
-        training samples unless ``data`` is given; ``grad=False``: the loss only)."""
-        xp, T, d = self.be.xp, self.T, self.d
-        X2, y4 = self.train if data is None else data
-        n = y4.shape[0]
-        K, _, r = W.shape
-        c = math.sqrt(r * d) * math.sqrt(d)
-        Wc = xp.reshape(xp.permute_dims(W, (1, 0, 2)), (d, K * r))
-        Z = X2 @ xp.astype(Wc, self.wdt)  # (nT, K r): one GEMM
-        Zs = xp.permute_dims(xp.reshape(Z, (n, T, K, r)), (0, 2, 1, 3))  # (n, K, T, r)
-        trace = self.centre * xp.sum(W * W, axis=(1, 2))
-        h = xp.astype(Zs @ xp.matrix_transpose(Zs), self.f64)
-        h = (h - self.eye * trace[:, None, None]) / c
-        G, loss = self.ch.gd_layer_xp(xp, h, y4, d)
-        if not grad:
-            return loss, None
-        gdiag = xp.sum(G * self.eye, axis=(0, 2, 3))
-        GZ = xp.astype(G + xp.matrix_transpose(G), self.wdt) @ Zs  # (n, K, T, r)
-        GZ = xp.reshape(xp.permute_dims(GZ, (0, 2, 1, 3)), (n * T, K * r))
-        back = xp.astype(xp.matrix_transpose(X2) @ GZ, self.f64)  # (d, K r): one GEMM
-        g = xp.permute_dims(xp.reshape(back, (d, K, r)), (1, 0, 2))
-        return loss, (g - (2.0 * self.centre) * gdiag[:, None, None] * W) / c
-
-    def holdout_loss(self) -> np.ndarray:
-        loss = self.loss_and_grad(self.W, self.held, grad=False)[0]
-        return self.be.to_host(loss) / self.held[1].shape[0]
-
-    def step(self, t):
-        xp = self.be.xp
-        loss, g = self.loss_and_grad(self.W)
-        self.m = BETA1 * self.m + (1.0 - BETA1) * g
-        self.v = BETA2 * self.v + (1.0 - BETA2) * g * g
-        mhat = self.m / (1.0 - BETA1**t)
-        vhat = self.v / (1.0 - BETA2**t)
-        self.W = self.W - self.lr * mhat / (xp.sqrt(vhat) + EPS)
-        return loss
-
-    def fetch(self, pending) -> np.ndarray:
-        return self.be.to_host(self.be.xp.stack(pending))
-
-    def weights(self):
-        return self.be.to_host(self.W).copy()
-
-    def keep(self, mask):
-        idx = self.be.asarray(np.flatnonzero(mask), "int64")
-        xp = self.be.xp
-        self.W, self.m, self.v = (xp.take(a, idx, axis=0) for a in (self.W, self.m, self.v))
 
 
 def run_point(alpha: float, rho: float, T: int, d: int, seed: int, inits: int = GDOptions.inits,

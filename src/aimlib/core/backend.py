@@ -26,7 +26,8 @@ from functools import cache
 
 import numpy as np
 
-__all__ = ["BACKENDS", "GPU_BACKENDS", "DEFAULT", "Backend", "check", "get", "is_gpu"]
+__all__ = ["BACKENDS", "GPU_BACKENDS", "DEFAULT", "Backend", "check", "get", "is_gpu",
+           "out_of_memory"]
 
 #: The default backend: NumPy and numba on the CPU.
 DEFAULT = "numpy"
@@ -109,6 +110,13 @@ class Backend:
     def out_of_memory(self, exc: BaseException) -> bool:
         """Whether ``exc`` is the device running out of memory."""
         return type(exc).__name__ in ("OutOfMemoryError", "OutOfMemoryError_")
+
+
+def out_of_memory(name: str, exc: BaseException) -> bool:
+    """Whether ``exc`` is backend ``name``'s device running out of memory (never on the CPU
+    path, where a ``MemoryError`` is Python's own): what AMP and GD turn into a ``MemoryError``
+    that says how much the run needs."""
+    return name != DEFAULT and get(name).out_of_memory(exc)
 
 
 def check(name: str, key: str = "backend", *, device: bool = True) -> None:

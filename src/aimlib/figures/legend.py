@@ -170,7 +170,7 @@ def beside(leg):
 def _in_columns(ax, leg, ncols: int):
     """The same legend (entries, font size, frame) laid out in ``ncols`` columns: each entry's
     own artist where the axes has it (an error bar keeps its bar), else the legend's proxy (the
-    marker kinds of :func:`aimlib.figures.plots._legend`)."""
+    marker kinds of :func:`aimlib.figures.layers.add_legend`)."""
     own = dict(zip(*reversed(ax.get_legend_handles_labels()), strict=True))
     texts = leg.get_texts()
     labels = [t.get_text() for t in texts]

@@ -49,9 +49,10 @@ FIGURES: dict[str, FigureSpec] = {spec.name: spec for spec in (
               "alpha = n/d^2 for each width ratio rho (lines), and AMP run on data drawn from "
               "the model (markers: mean +- std over the converged seeds, with converged/runs "
               "written where not every seed converged; small open diamonds: no seed converged, "
-              "at the mean of the final iterates; triangles on the axis: below it); the spectral estimator (one AMP "
-              "output pass from the prior's mean sqrt(rho) I, RIE-denoised; stars) as a baseline next to its "
-              "one-step SE prediction (thin dotted lines).",
+              "at the mean of the final iterates; triangles on the axis: below it); the "
+              "spectral estimator (one AMP output pass from the prior's mean sqrt(rho) I, "
+              "RIE-denoised; stars) as a baseline next to its one-step SE prediction (thin "
+              "dotted lines).",
         corrections="The SE and AMP use the exact hardmax output function. The paper's curves "
                     "come from code that used the bivariate normal density in its place, so "
                     "they lie above these (rho = 0.5, alpha = 0.4583: 0.237 here, 0.512 "
@@ -173,7 +174,8 @@ FIGURES: dict[str, FigureSpec] = {spec.name: spec for spec in (
         paper="Beyond the paper: the step budget behind Figure 2 (right) (docs/theory.md §5.2)",
         shows="Softmax, rho = 0.5: GD (dashed, +) and AGD (solid, x) error against the number "
               "of Adam steps, one panel per T, one colour per alpha_bar below and above the "
-              "perfect-recovery threshold (mean over seeds; AGD's band: +- its standard error); the legend gives the rate "
+              "perfect-recovery threshold (mean over seeds; AGD's band: +- its standard "
+              "error); the legend gives the rate "
               "p of AGD's error ~ steps^-p fitted from 100 to 1000 steps; the dotted vertical "
               "line is the paper's budget of 1000 steps and the thin horizontal lines the "
               "Bayes-optimal (SE) error at each alpha_bar (none above the threshold, where it "

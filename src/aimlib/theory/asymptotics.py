@@ -230,7 +230,7 @@ def large_alpha(channel: str, rho: float, T: int = 2, variant: str = "exact",
         raise ValueError(f"channel must be 'softmax' or 'hardmax', got channel={channel!r}")
     f, Q0 = mmse_slope(rho), 1.0 + rho
     if T != 2:
-        from aimlib.channels.orthant import TMAX_GENERAL
+        from aimlib.channels.hardmax.orthant import TMAX_GENERAL
 
         if not 2 <= int(T) <= TMAX_GENERAL or variant != "exact" or not law.is_gaussian:
             raise ValueError(f"the hardmax large-alpha law at T={T!r} is implemented for the "

@@ -1,7 +1,8 @@
 """The tabulated ``K_T(s) = V I(q, V)``, ``s = q / V``, of the hardmax channel
-at T >= 3 (:mod:`aimlib.channels.moment_table`): for each T the points ``s`` (a grid
-written once however many T share it), the values and their standard errors.
-Written by ``python -m aimlib.channels.moment_table``; do not edit by hand."""
+at T >= 3 (:mod:`aimlib.channels.hardmax.moment_table`): for each T the points
+``s`` (a grid written once however many T share it), the values and their standard
+errors.  Written by ``python -m aimlib.channels.hardmax.moment_table``; do not edit
+by hand."""
 
 GRID_0 = (0.0, 0.001, 0.001467799267622069, 0.0021544346900318843, 0.0031622776601683794,
     0.004641588833612777, 0.006812920690579608, 0.01, 0.01467799267622069, 0.021544346900318832,

@@ -10,18 +10,19 @@ g(omega, V) / lambda``, and the state evolution's second moment
 
 one function of ``s = q / V`` for each ``T`` (tested at ``T = 2`` on the exact quadrature, to
 1e-13).  At ``T >= 3``, where each ``I`` is a randomised-QMC integral of Genz integrals
-(:func:`aimlib.channels.orthant.second_moment`, seconds each), ``K_T`` is computed once on the grid
-:data:`GRID` with rules finer than the default (:func:`build`), stored in
-:mod:`aimlib.channels.hardmax_moments`, and interpolated by a cubic spline in ``(log s, log K)``;
+(:func:`aimlib.channels.hardmax.se_moments.second_moment`, seconds each), ``K_T`` is computed
+once on the grid :data:`GRID` with rules finer than the default (:func:`build`), stored in
+:mod:`aimlib.channels.hardmax.hardmax_moments`, and interpolated by a cubic spline in
+``(log s, log K)``;
 beyond the grid it follows its large-``s`` law ``K_T(s) = c_T / sqrt(s)`` (the strip law of
 §14.3, which the table reaches from about ``s = 1e3``), and below it it is linear between
 ``K_T(0)`` and the first point.  A state-evolution fixed point then costs microseconds instead of
 tens of seconds, and the SE map is a smooth function of ``q`` (the RQMC rule it replaces changed
 its points where ``V`` crossed a power of 4).
 
-``python -m aimlib.channels.moment_table T [T ...]`` recomputes the tables and rewrites
-:mod:`aimlib.channels.hardmax_moments` (the table's standard errors are stored with it).  The
-shipped tables: ``3`` (15 minutes on one thread, with other jobs running) and ``4
+``python -m aimlib.channels.hardmax.moment_table T [T ...]`` recomputes the tables and
+rewrites :mod:`aimlib.channels.hardmax.hardmax_moments` (the table's standard errors are stored
+with it).  The shipped tables: ``3`` (15 minutes on one thread, with other jobs running) and ``4
 --outer-factor 1`` (13 minutes on two threads, nothing else running).
 """
 
@@ -43,21 +44,22 @@ GRID = np.concatenate([[0.0], np.logspace(-3, 5, 49)])
 def build(T: int, s: np.ndarray = GRID, *, outer_factor: int = 2, inner=(256, 2),
           progress=None) -> tuple[np.ndarray, np.ndarray]:
     """``K_T(s)`` and its standard error at the points ``s``, from
-    :func:`aimlib.channels.orthant.second_moment` at ``q = s / (1 + s)``, ``V = 1 / (1 + s)``
-    with ``outer_factor`` times the default outer rule and the inner rule ``inner``, twice the
-    default's points (its bias, about ``0.6 / points`` relative, is then half the default's).
-    ``s = 0`` uses :data:`aimlib.channels.orthant.UNINFORMED_INNER` (the rule of
+    :func:`aimlib.channels.hardmax.se_moments.second_moment` at ``q = s / (1 + s)``,
+    ``V = 1 / (1 + s)`` with ``outer_factor`` times the default outer rule and the inner rule
+    ``inner``, twice the default's points (its bias, about ``0.6 / points`` relative, is then
+    half the default's).
+    ``s = 0`` uses :data:`aimlib.channels.hardmax.se_moments.UNINFORMED_INNER` (the rule of
     :func:`aimlib.channels.hardmax.uninformed_information`)."""
-    from aimlib.channels import orthant
+    from aimlib.channels.hardmax import se_moments
 
     vals, errs = [], []
     for x in s:
         q, V = x / (1.0 + x), 1.0 / (1.0 + x)
         if x == 0.0:
-            r = orthant.second_moment(T, q, V, inner=orthant.UNINFORMED_INNER)
+            r = se_moments.second_moment(T, q, V, inner=se_moments.UNINFORMED_INNER)
         else:
-            r = orthant.second_moment(T, q, V, outer=(outer_factor * orthant.outer_points(V),
-                                                      orthant.SE_OUTER[1]), inner=inner)
+            r = se_moments.second_moment(T, q, V, outer=(outer_factor * se_moments.outer_points(V),
+                                                      se_moments.SE_OUTER[1]), inner=inner)
         vals.append(V * r.value)
         errs.append(V * r.stderr if math.isfinite(r.stderr) else 0.0)
         if progress is not None:
@@ -67,7 +69,7 @@ def build(T: int, s: np.ndarray = GRID, *, outer_factor: int = 2, inner=(256, 2)
 
 def has_table(T: int) -> bool:
     """Whether ``K_T`` is tabulated."""
-    from aimlib.channels import hardmax_moments
+    from aimlib.channels.hardmax import hardmax_moments
 
     return int(T) in hardmax_moments.TABLES
 
@@ -98,7 +100,7 @@ def interpolant(s: np.ndarray, k: np.ndarray):
 
 @lru_cache(maxsize=8)
 def _table(T: int):
-    from aimlib.channels import hardmax_moments
+    from aimlib.channels.hardmax import hardmax_moments
 
     if int(T) not in hardmax_moments.TABLES:
         raise ValueError(f"no table of K_T at T={T} (tabulated: {sorted(hardmax_moments.TABLES)})")
@@ -121,18 +123,19 @@ def second_moment(T: int, q: float, V: float) -> float:
 
 
 def _write(tables: dict) -> None:
-    """Rewrite :mod:`aimlib.channels.hardmax_moments` with ``{T: (s, K, stderr)}``."""
+    """Rewrite :mod:`aimlib.channels.hardmax.hardmax_moments` with ``{T: (s, K, stderr)}``."""
     import textwrap
     from pathlib import Path
 
-    from aimlib.channels import hardmax_moments
+    from aimlib.channels.hardmax import hardmax_moments
 
     old = dict(hardmax_moments.TABLES)
     old.update(tables)
     lines = ['"""The tabulated ``K_T(s) = V I(q, V)``, ``s = q / V``, of the hardmax channel',
-             "at T >= 3 (:mod:`aimlib.channels.moment_table`): for each T the points ``s`` (a grid",
-             "written once however many T share it), the values and their standard errors.",
-             "Written by ``python -m aimlib.channels.moment_table``; do not edit by hand.\"\"\"",
+             "at T >= 3 (:mod:`aimlib.channels.hardmax.moment_table`): for each T the points",
+             "``s`` (a grid written once however many T share it), the values and their standard",
+             "errors.  Written by ``python -m aimlib.channels.hardmax.moment_table``; do not edit",
+             "by hand.\"\"\"",
              ""]
 
     def tuple_lines(arr, indent):
@@ -171,7 +174,8 @@ def main(argv=None) -> None:
     import time
 
     ap = argparse.ArgumentParser(description="Tabulate K_T(s) of the hardmax channel at T >= 3 "
-                                             "and rewrite aimlib/channels/hardmax_moments.py.")
+                                             "and rewrite "
+                                             "aimlib/channels/hardmax/hardmax_moments.py.")
     ap.add_argument("T", type=int, nargs="+")
     ap.add_argument("--outer-factor", type=int, default=2,
                     help="times the SE's default outer rule (default 2)")

@@ -1,0 +1,60 @@
+"""Figure ``fig8`` (:data:`aimlib.figures.registry.FIGURES` holds what it shows and the paper
+figure it reproduces).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from aimlib.figures.layers import add_legend, apply_axes, se_plot
+from aimlib.figures.style import Inputs, inputs_of, resolve_style, styled
+
+
+@styled
+def fig8(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
+    """Test error on fresh samples (docs/theory.md §10), one panel per channel: the Bayes-optimal
+    test error from SE with the Bayes predictor (solid) and the plug-in predictor (dashed),
+    and for AMP, GD and AGD estimates the test error measured on fresh samples (filled markers,
+    mean +- std over converged seeds) next to the Gaussian prediction from each estimate's own
+    overlaps ``(m, Q)`` (open markers)."""
+    curves, amp, gd, agd = inputs_of(inputs, "se", "amp", "gd", "agd")
+    from aimlib.theory.generalisation import bayes
+
+    s = resolve_style(style)
+    chans = [c for c in ("softmax", "hardmax") if any(d.attrs["channel"] == c for d in curves)]
+    fig, axs = plt.subplots(1, len(chans), figsize=(s["width"] * len(chans), s["height"]),
+                            layout="constrained", squeeze=False)
+    marks = {"amp": ("o", "AMP", "tab:blue"), "gd": ("P", "GD", "tab:orange"),
+             "agd": ("X", "AGD", "tab:green")}
+    for ax, ch in zip(axs[0], chans, strict=True):
+        for ds in (c for c in curves if c.attrs["channel"] == ch):
+            rho, T = float(ds.attrs["rho"]), int(ds.attrs["T"])
+            beta = float(ds.attrs.get("beta", 1.0))
+            a, q = ds["alpha"].values, np.minimum(ds["q"].values, 1.0 + rho)
+            for pred, ls, lab in (("bayes", "-", "SE, Bayes predictor"),
+                                  ("plugin", "--", "SE, plug-in predictor")):
+                te = [bayes(ch, float(qi), rho, T, beta, pred).value if np.isfinite(qi)
+                      else np.nan for qi in q]
+                se_plot(ax, a, ds, te, color="black", ls=ls, lw=s["line_width"], label=lab)
+        for kind, aggs in (("amp", amp), ("gd", gd), ("agd", agd)):
+            for agg in (g for g in aggs if g.attrs["channel"] == ch):
+                if "test_error_mean" not in agg:
+                    continue
+                mk, name, col = marks[kind]
+                a = agg["alpha"].values
+                ax.errorbar(a, agg["test_error_mean"].values, yerr=agg["test_error_std"].values,
+                            fmt=mk, color=col, ms=s["marker_size"] + 1, capsize=1.5,
+                            elinewidth=0.8, ls="none",
+                            label=rf"{name} ($d={agg.attrs['d']}$), measured")
+                ax.plot(a, agg["test_error_pred_mean"].values, mk, color=col, mfc="white",
+                        ms=s["marker_size"] + 3, mew=1.0, ls="none",
+                        label=rf"{name}: Gaussian prediction from its $(m, Q)$")
+        apply_axes(ax, (axes or {}).get(ch, axes))
+        ax.set_xlabel(r"$\alpha = n/d^2$")
+        ax.set_ylabel(r"test error $\mathbb{E}\|y(X;S^*) - \hat y\|_F^2$")
+        ax.set_title(rf"{ch}, $T=2$: test error on fresh samples")
+        add_legend(ax, loc="lower left", frameon=False, fontsize=s["font_size"] - 3)
+    return fig
