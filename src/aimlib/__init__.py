@@ -29,6 +29,8 @@ everything else by its own path.
 The theory the code computes is ``docs/theory.md``.
 """
 
+import importlib
+
 __version__ = "0.1.0"
 
 #: The public names that live in a subpackage: ``aimlib.<name>`` is that module, imported on
@@ -41,13 +43,9 @@ __all__ = ["amp", "gd", "model", "prior", "state_evolution", "PUBLIC", "__versio
 
 def __getattr__(name: str):
     if name in PUBLIC:
-        import importlib
-
         module = importlib.import_module(f"{__name__}.{PUBLIC[name]}")
         globals()[name] = module
         return module
     if name in ("model", "prior"):
-        import importlib
-
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,6 +20,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import difflib
+import os
+import re
 import sys
 import time
 
@@ -106,6 +109,7 @@ def _cparams(args) -> dict:
 
 def _alphas(args, channel: str, rho: float, T: int | None) -> np.ndarray:
     """The sample ratios alpha = n / d^2 asked for, from --alpha, --alpha-bar or --grid."""
+    # loaded by the subcommand that runs (aimlib --help stays light)
     from aimlib.theory.state_evolution import alpha_bar
 
     if args.grid is not None:
@@ -188,6 +192,7 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_se(args) -> int:
+    # loaded by the subcommand that runs (aimlib --help stays light)
     from aimlib.theory import mismatched
     from aimlib.theory import state_evolution as se
 
@@ -203,6 +208,7 @@ def _cmd_se(args) -> int:
     if args.format == "netcdf":
         if not args.output:
             raise ValueError("--format netcdf needs --output FILE")
+        # loaded by the subcommand that runs (aimlib --help stays light)
         from aimlib.pipeline.io import write_netcdf
 
         write_netcdf(ds, args.output, config={"command": "aimlib " + " ".join(args.argv)},
@@ -231,7 +237,7 @@ def _cmd_se(args) -> int:
 def se_figure(rows: list[dict], label: str):
     """The figure ``aimlib se --plot`` saves: the printed rows' error against alpha_bar, a line
     through the converged points and hollow circles at the others."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # matplotlib only when drawing (importing it costs ~0.3 s)
 
     x = np.array([r["alpha_bar"] for r in rows], dtype=float)
     y = np.array([r["error"] for r in rows], dtype=float)
@@ -251,10 +257,10 @@ def se_figure(rows: list[dict], label: str):
 
 def _plot_se(rows: list[dict], args) -> None:
     """``aimlib se ... --plot FILE``: :func:`se_figure` of the rows just printed."""
-    import matplotlib
+    import matplotlib  # matplotlib only when drawing (importing it costs ~0.3 s)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # matplotlib only when drawing (importing it costs ~0.3 s)
 
     variant = "" if args.variant == "exact" else f" ({args.variant})"
     T = f", T = {args.T}" if args.T else ""
@@ -265,6 +271,7 @@ def _plot_se(rows: list[dict], args) -> None:
 
 
 def _cmd_thresholds(args) -> int:
+    # loaded by the subcommand that runs (aimlib --help stays light)
     from aimlib.theory import state_evolution as se
 
     rows = []
@@ -290,6 +297,7 @@ def _cmd_mmse(args) -> int:
 
 
 def _cmd_schema(args) -> int:
+    # loaded by the subcommand that runs (aimlib --help stays light)
     from aimlib.pipeline.checks import schema_text
 
     sys.stdout.write(schema_text(args.source))
@@ -299,7 +307,7 @@ def _cmd_schema(args) -> int:
 def _cmd_algorithm(args) -> int:
     """``aimlib <algorithm>``: one run per alpha on data drawn from ``--seed``, next to SE (and
     the algorithm's own prediction where it has one); exit status 3 if a run did not converge."""
-    from aimlib import model
+    from aimlib import model  # loaded by the subcommand that runs (aimlib --help stays light)
     from aimlib.algorithms import ALGORITHMS
 
     alg = ALGORITHMS[args.command]
@@ -307,6 +315,7 @@ def _cmd_algorithm(args) -> int:
     opts = alg.validate({k: getattr(args, k) for k in alg.option_names() if hasattr(args, k)},
                         name=flag)
     if "backend" in opts:  # before any data is drawn: the package and, here, the GPU
+        # loaded by the subcommand that runs (aimlib --help stays light)
         from aimlib.core.backend import check
 
         check(opts["backend"], "--backend")
@@ -351,8 +360,6 @@ class _Parser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message):
-        import re
-
         m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if m:
             choices = re.findall(r"'([^']*)'", m.group(2))
@@ -361,8 +368,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _did_you_mean(word: str, options) -> str:
-    import difflib
-
     close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.5)
     return f"; did you mean {close[0]}?" if close else ""
 
@@ -436,6 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the hand-written part of the schema")
     p.set_defaults(func=_cmd_schema)
 
+    # loaded by the subcommand that runs (aimlib --help stays light)
     from aimlib.algorithms import ALGORITHMS
 
     for name, alg in ALGORITHMS.items():
@@ -456,9 +462,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def reference_markdown() -> str:
     """The command line's reference as Markdown: ``aimlib --help`` and every subcommand's."""
-    import argparse
-    import os
-
     old = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "100"
     try:

@@ -29,12 +29,13 @@ from aimlib.channels import (
     one_hot,
     softmax_output,
 )
+from aimlib.channels.base import Whitened
 from aimlib.core.kernels import mix_tokens, pair_dots
 from aimlib.core.options import CHUNK
 from aimlib.core.validation import check_alpha, check_d, check_rho, check_seed
 from aimlib.prior import DEFAULT as DEFAULT_PRIOR
 from aimlib.prior import Prior, make_prior
-from aimlib.tokens import GAUSSIAN, TokenLaw, make_tokens
+from aimlib.tokens import GAUSSIAN, TokenLaw, make_tokens, sqrt_corr
 
 __all__ = [
     "CHUNK",
@@ -206,9 +207,6 @@ class TeacherData:
         """The channel as AMP and the spectral estimator see it on :meth:`white_tokens`: ``ch``
         (default :attr:`ch`) itself for i.i.d. tokens, composed with ``h = C^(1/2) h~ C^(1/2)``
         for correlated ones (:class:`aimlib.channels.base.Whitened`)."""
-        from aimlib.channels.base import Whitened
-        from aimlib.tokens import sqrt_corr
-
         ch = self.ch if ch is None else ch
         if not self.token_law.corr:
             return ch

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
@@ -142,8 +143,6 @@ def _fmt(x: float) -> str:
 def readable(x: float) -> str:
     """A parameter as a person writes it: a simple fraction where it is one (``1/3``, not
     ``0.333333``), else three significant digits."""
-    from fractions import Fraction
-
     if float(f"{float(x):.6g}") == float(f"{float(x):.3g}"):  # a short decimal: 0.3, 10, 2.5
         return f"{float(x):g}"
     f = Fraction(float(x)).limit_denominator(12)

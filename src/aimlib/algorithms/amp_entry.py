@@ -50,12 +50,14 @@ class AMP(Algorithm):
 
     @classmethod
     def run(cls, data, *, variant="exact", progress=None, **opts):
+        # when a run is made: the workflow imports the registry while it parses
         from aimlib.algorithms import amp
 
         return amp.run(data, variant=variant, progress=progress, **opts)
 
     @classmethod
     def resources(cls, d, n, T, r, channel, opts, *, runs=1, attempt=1):
+        # when a run is made: the workflow imports the registry while it parses
         from aimlib.algorithms import resources as res
 
         return res.amp(d, n, T, channel, dtype=opts["dtype"], max_iter=opts["max_iter"],
@@ -63,6 +65,7 @@ class AMP(Algorithm):
 
     @classmethod
     def seconds(cls, d, n, T, r, channel, opts) -> float:
+        # when a run is made: the workflow imports the registry while it parses
         from aimlib.algorithms import resources as res
 
         return res.amp_seconds(d, n, T, channel, dtype=opts["dtype"], backend=opts["backend"],

@@ -48,12 +48,14 @@ class GD(Algorithm):
 
     @classmethod
     def run(cls, data, *, variant="exact", progress=None, **opts):
+        # when a run is made: the workflow imports the registry while it parses
         from aimlib.algorithms import gd
 
         return gd.run(data, progress=progress, **opts)
 
     @classmethod
     def resources(cls, d, n, T, r, channel, opts, *, runs=1, attempt=1):
+        # when a run is made: the workflow imports the registry while it parses
         from aimlib.algorithms import resources as res
 
         return res.gd(d, n, T, r, inits=opts["inits"], steps=opts["steps"], dtype=opts["dtype"],
@@ -62,6 +64,7 @@ class GD(Algorithm):
 
     @classmethod
     def seconds(cls, d, n, T, r, channel, opts) -> float:
+        # when a run is made: the workflow imports the registry while it parses
         from aimlib.algorithms import resources as res
 
         return res.gd_seconds(d, n, T, r, inits=opts["inits"],

@@ -103,7 +103,7 @@ class GDResult(Result):
         initialisation ran to the cap) and ``capped_agd`` (the fraction of them that did), the
         training loss on ``(step, init)``, every ``steps // loss_points``-th step, and the
         checkpointed errors on ``checkpoint`` (when recorded)."""
-        import xarray as xr
+        import xarray as xr  # xarray only when a dataset is built (the workflow parses without it)
 
         every = max(1, self.steps // loss_points)
         ran = self.loss.shape[0]

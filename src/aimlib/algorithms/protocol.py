@@ -20,8 +20,11 @@ registry line:
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import fields
 from typing import Any, ClassVar
+
+import numpy as np
 
 from aimlib.core import options as _options
 from aimlib.core.backend import BACKENDS, DEFAULT, is_gpu
@@ -37,8 +40,7 @@ def outcome(data, S_hat, log, what: str, suffix: str = "") -> dict:
     """The estimate on fresh samples next to the prediction from its overlaps (fig8): ``m``,
     ``Q``, ``Q0``, ``test_error``, ``test_error_sem``, ``test_error_pred`` (with ``suffix``), NaN
     for an estimate that is not finite."""
-    import numpy as np
-
+    # when a run is made: the workflow imports the registry while it parses
     from aimlib.theory import generalisation
 
     vals = dict.fromkeys(("m", "Q", "Q0", "test_error", "test_error_sem", "test_error_pred"),
@@ -94,6 +96,7 @@ class Algorithm:
     @classmethod
     def check_channel(cls, channel: str) -> None:
         """``ValueError`` if it does not run on ``channel`` (naming those it runs on)."""
+        # when a run is made: the workflow imports the registry while it parses
         from aimlib.channels import CHANNELS
 
         if not cls.supports(CHANNELS[channel]):
@@ -152,6 +155,7 @@ class Algorithm:
                   *, base_seed: int = 0, variant: str = "exact", **kw):
         """Draw teacher data from a seed and run; the channel's parameters (``beta``,
         ``delta``) go to the data, the rest to :meth:`run`."""
+        # when a run is made: the workflow imports the registry while it parses
         from aimlib.channels import channel_class
         from aimlib.model import generate
 
@@ -188,8 +192,6 @@ class Algorithm:
     def dataset_attrs(cls, opts: dict) -> dict:
         """Attributes of a job's dataset: its options (``<name>_<option>``) and the names of
         its ``stop_reason`` codes (``stop_reasons``), where its numerics define them."""
-        import importlib
-
         out = {f"{cls.name}_{k}": v for k, v in opts.items()}
         reasons = getattr(importlib.import_module(cls.NUMERICS), "STOP_REASONS", None) \
             if cls.NUMERICS else None
@@ -230,6 +232,7 @@ class Algorithm:
     def reference(cls, channel: str, alpha: float, rho: float, T: int, variant: str,
                   cparams: dict) -> dict:
         """What a run is compared with on the command line: the Bayes-optimal error (SE)."""
+        # when a run is made: the workflow imports the registry while it parses
         from aimlib.theory.state_evolution import solve
 
         kw = dict(cparams, **({"variant": variant} if cls.HAS_VARIANTS else {}))

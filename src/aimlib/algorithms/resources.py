@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from numpy import dtype as np_dtype
+
 from aimlib.algorithms.amp_options import FLOAT32_FROM_D, AMPOptions, amp_dtype
 from aimlib.algorithms.gd_options import GDOptions
 from aimlib.channels import CHANNELS
@@ -175,8 +177,6 @@ def gd_step_gpu_seconds(d: int, n: int, T: int, r: int, inits: int, dtype: str) 
     """Seconds of one Adam step of ``inits`` students on a GPU: the two GEMMs at
     :data:`GPU_GEMM_RATE`, the per-sample passes (``Z``'s layout, ``h``, ``G``: about six reads
     and writes of ``n T K r`` and of ``n K T^2``) at :data:`GPU_BANDWIDTH`, and the launches."""
-    from numpy import dtype as np_dtype
-
     item = np_dtype(dtype).itemsize
     flop = 4.0 * n * T * d * r * inits
     moved = 6.0 * n * T * r * inits * item + 8.0 * n * inits * T * T * 8

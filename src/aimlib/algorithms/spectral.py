@@ -26,6 +26,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from aimlib.algorithms.amp import Tokens, output_pass
 from aimlib.algorithms.result import Result
 from aimlib.algorithms.spectral_options import SpectralOptions
 from aimlib.channels import make_channel
@@ -76,7 +77,7 @@ class SpectralResult(Result):
 
     def to_dataset(self):
         """The run as an ``xarray.Dataset`` of scalars."""
-        import xarray as xr
+        import xarray as xr  # xarray only when a dataset is built (the workflow parses without it)
 
         return xr.Dataset({
             "error": ((), self.error),
@@ -103,8 +104,6 @@ def run(data: TeacherData, *, variant: str = "exact", chunk: int = CHUNK,
     progress : None
         Accepted for the common signature of the algorithms; a one-step run has no progress.
     """
-    from aimlib.algorithms.amp import Tokens, output_pass
-
     validate(SpectralOptions, {"dtype": dtype})
     d, T, n = data.d, data.T, data.n
     ch = make_channel(data.channel, **{**data.ch.params, "variant": variant})

@@ -36,12 +36,14 @@ class Spectral(Algorithm):
 
     @classmethod
     def run(cls, data, *, variant="exact", progress=None, **opts):
+        # when a run is made: the workflow imports the registry while it parses
         from aimlib.algorithms import spectral
 
         return spectral.run(data, variant=variant, **opts)
 
     @classmethod
     def resources(cls, d, n, T, r, channel, opts, *, runs=1, attempt=1):
+        # when a run is made: the workflow imports the registry while it parses
         from aimlib.algorithms import resources as res
 
         mem, threads, per_iter, setup = res.amp_model(d, n, T, channel, opts["dtype"], res.CHUNK)
@@ -52,6 +54,7 @@ class Spectral(Algorithm):
         """AMP's set-up and one AMP iteration (:func:`aimlib.algorithms.resources.amp_model`):
         the pass is AMP's output step, and the eigendecomposition its RIE; and the one-step SE
         prediction (:data:`ONE_STEP_SECONDS`)."""
+        # when a run is made: the workflow imports the registry while it parses
         from aimlib.algorithms import resources as res
 
         _, threads, per_iter, setup = res.amp_model(d, n, T, channel, opts["dtype"], res.CHUNK)
@@ -70,6 +73,7 @@ class Spectral(Algorithm):
     @classmethod
     def prediction(cls, channel, alpha, rho, T, variant, cparams) -> float:
         """Its error predicted by one SE step from the prior's mean (docs/theory.md §4.1)."""
+        # when a run is made: the workflow imports the registry while it parses
         from aimlib.theory.state_evolution import one_step
 
         return one_step(channel, alpha, rho, T, variant=variant, **cparams)

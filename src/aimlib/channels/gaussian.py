@@ -25,7 +25,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from aimlib.channels.base import Channel, pair_weights
+from aimlib.channels.base import Channel, TestError, pair_weights
 from aimlib.channels.softmax import free_fraction
 from aimlib.core.kernels import layer_scratch, mix_block, pair_block
 
@@ -136,16 +136,12 @@ class Gaussian(Channel):
     # -------------------------------------------------------------- test error (§10)
     def plugin_test_error(self, m: float, Q: float, Q0: float, predictor: str = "plugin"):
         """``E ||h - h_hat||_F^2 = T (T + 1) (Q0 - 2 m + Q)`` (against the noiseless output)."""
-        from aimlib.channels.base import TestError
-
         if predictor != "plugin":
             raise ValueError(f"predictor={predictor!r} is not a gaussian-channel predictor")
         return TestError(2 * self.n_pairs * (Q0 - 2.0 * m + Q), 1e-15, "closed form")
 
     def bayes_test_error(self, q: float, Q0: float):
         """``E ||h - E[h | h_hat]||_F^2 = T (T + 1) (Q0 - q)``."""
-        from aimlib.channels.base import TestError
-
         return TestError(2 * self.n_pairs * max(Q0 - q, 0.0), 1e-15, "closed form")
 
 

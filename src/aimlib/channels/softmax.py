@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 from scipy import special
 
-from aimlib.channels.base import Channel, pair_weights
+from aimlib.channels.base import Channel, TestError, normal_rule, pair_weights
 from aimlib.core.kernels import layer_scratch, mix_block, pair_block
 from aimlib.prior import Prior, mmse_slope
 
@@ -167,8 +167,6 @@ class Softmax(Channel):
 
     # -------------------------------------------------------------- test error (§10)
     def plugin_test_error(self, m: float, Q: float, Q0: float, predictor: str = "plugin"):
-        from aimlib.channels.base import TestError, normal_rule
-
         if predictor != "plugin":
             raise ValueError(f"predictor={predictor!r} is not a softmax predictor")
         if self.T == 2:
@@ -182,8 +180,6 @@ class Softmax(Channel):
         return _rqmc(m, Q, Q0, self.T, self.beta, bayes=False)
 
     def bayes_test_error(self, q: float, Q0: float):
-        from aimlib.channels.base import TestError, normal_rule
-
         V = max(Q0 - q, 0.0)
         if self.T == 2:
             # E ||y||^2 - E ||E[y | u_hat]||^2 per row: 2 (E[s(u)^2] - E[s_bar(u_hat)^2])
@@ -218,9 +214,7 @@ QMC_INNER = 2**7
 def _rqmc(m: float, Q: float, Q0: float, T: int, beta: float, *, bayes: bool):
     """Row error by randomised QMC: one row ``(h_a1 .. h_aT)`` with ``Var h_aa = 2 .``,
     ``Var h_ab = .`` (the other entries of the row), times ``T`` rows."""
-    from scipy.stats import qmc
-
-    from aimlib.channels.base import TestError
+    from scipy.stats import qmc  # scipy only when this runs (its import costs ~0.2 s)
 
     wvec = np.ones(T)
     wvec[0] = 2.0  # the row's diagonal entry first (the softmax does not care where it is)

@@ -99,11 +99,11 @@ class Backend:
     def synchronize(self) -> None:
         """Wait for the device (timings)."""
         if self.name == "cupy":
-            import cupy
+            import cupy  # an optional GPU package
 
             cupy.cuda.Device().synchronize()
         elif self.name == "torch":
-            import torch
+            import torch  # an optional GPU package
 
             torch.cuda.synchronize()
 
@@ -152,7 +152,7 @@ def get(name: str) -> Backend:
     if name not in BACKENDS or name == DEFAULT:
         raise ValueError(f"no array-API backend called {name!r}")
     if name == "array_api":
-        from array_api_compat import numpy as xp
+        from array_api_compat import numpy as xp  # an optional package (the array-API path)
 
         return Backend(name, xp)
     if name == "array_api_strict":
@@ -160,7 +160,7 @@ def get(name: str) -> Backend:
         return Backend(name, xp)
     if name == "cupy":
         cupy = importlib.import_module("cupy")
-        from array_api_compat import cupy as xp
+        from array_api_compat import cupy as xp  # an optional package (the array-API path)
 
         try:
             count = cupy.cuda.runtime.getDeviceCount()
@@ -170,7 +170,7 @@ def get(name: str) -> Backend:
             raise RuntimeError("cupy sees no CUDA device")
         return Backend(name, xp, cupy.cuda.Device(0))
     torch = importlib.import_module("torch")
-    from array_api_compat import torch as xp
+    from array_api_compat import torch as xp  # an optional package (the array-API path)
 
     if not torch.cuda.is_available():
         raise RuntimeError("torch.cuda.is_available() is False")

@@ -12,6 +12,7 @@ workflow can read the options while it parses itself.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import math
 from collections.abc import Callable, Iterable, Sequence
@@ -199,8 +200,6 @@ def add_arguments(parser, cls, skip: Iterable[str] = ()) -> None:
         if rng and allowed is None:
             help_ = f"{help_} ({rng})"
         if spec.type is bool:
-            import argparse
-
             parser.add_argument(flag(k), action=argparse.BooleanOptionalAction,
                                 default=default, help=help_)
         else:

@@ -22,7 +22,7 @@ def open_bar(progress: bool | Callable | None, total: int, desc: str, unit: str)
     if progress is None or progress is False:
         return None
     if progress is True:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # tqdm only when a bar is drawn
 
         return tqdm(total=int(total), desc=desc, unit=unit, dynamic_ncols=True)
     if callable(progress):

@@ -12,6 +12,7 @@ import xarray as xr
 
 from aimlib.figures.layers import add_legend, amp_markers, apply_axes, fmt_rho, off_axis, se_plot
 from aimlib.figures.style import Inputs, inputs_of, resolve_style, styled
+from aimlib.tokens import TOKEN_LAWS, readable
 
 #: Colours of the token laws in fig10 (by registry name).
 TOKEN_COLORS = {"gaussian": "black", "rademacher": "tab:blue", "uniform": "tab:green",
@@ -25,12 +26,8 @@ def _law(ds: xr.Dataset) -> str:
 
 def _law_label(tag: str) -> str:
     """``rademacher``, ``student_t ($\\nu=10$)``, ``correlated ($c=0.3$)`` from a file tag."""
-    from aimlib.tokens import TOKEN_LAWS
-
     for name, cls in TOKEN_LAWS.items():
         if tag.startswith(name) and cls.PARAM and tag != name:
-            from aimlib.tokens import readable
-
             sym = r"\nu" if cls.PARAM == "nu" else cls.PARAM
             return rf"{name} (${sym}={readable(float(tag[len(name):]))}$)"
     return tag
@@ -48,6 +45,7 @@ def fig10(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None 
     """Token laws (docs/theory.md §13): per channel, error against alpha under each law (top)
     and its difference from the Gaussian-token SE (bottom).  One colour per law; the line
     style and the marker say what was computed (legend of kinds in grey)."""
+    # matplotlib only when drawing (importing it costs ~0.3 s)
     from matplotlib.ticker import NullFormatter
 
     curves, amp, agd = inputs_of(inputs, "se", "amp", "agd")

@@ -18,6 +18,7 @@ from aimlib.figures.layers import (
     se_plot,
 )
 from aimlib.figures.style import Inputs, T_color, inputs_of, resolve_style, styled
+from aimlib.theory.asymptotics import large_alpha
 
 
 @styled
@@ -27,8 +28,6 @@ def fig11(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None 
     T's large-alpha law ``C_T alpha^-2`` (thin dashed); (b) ``alpha_bar^2 E`` against
     ``alpha_bar``, which flattens to each law's prefactor."""
     curves, amp = inputs_of(inputs, "se", "amp")
-    from aimlib.theory.asymptotics import large_alpha
-
     s = resolve_style(style)
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(2 * s["width"], s["height"]),
                                  layout="constrained")

@@ -21,6 +21,7 @@ from aimlib.figures.layers import (
     slope_fit,
 )
 from aimlib.figures.style import Inputs, inputs_of, resolve_style, rho_color, styled
+from aimlib.theory.asymptotics import large_alpha
 
 
 @styled
@@ -31,8 +32,6 @@ def fig7(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     means; (b) ``alpha^2 E`` against alpha, where the exact curves flatten to their prefactor
     and the density curves keep growing."""
     curves, amp = inputs_of(inputs, "se", "amp")
-    from aimlib.theory.asymptotics import large_alpha
-
     s = resolve_style(style)
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(2 * s["width"], s["height"]),
                                  layout="constrained")

@@ -11,6 +11,7 @@ import numpy as np
 
 from aimlib.figures.layers import add_legend, apply_axes, se_plot
 from aimlib.figures.style import Inputs, inputs_of, resolve_style, styled
+from aimlib.theory.generalisation import bayes
 
 
 @styled
@@ -21,8 +22,6 @@ def fig8(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     mean +- std over converged seeds) next to the Gaussian prediction from each estimate's own
     overlaps ``(m, Q)`` (open markers)."""
     curves, amp, gd, agd = inputs_of(inputs, "se", "amp", "gd", "agd")
-    from aimlib.theory.generalisation import bayes
-
     s = resolve_style(style)
     chans = [c for c in ("softmax", "hardmax") if any(d.attrs["channel"] == c for d in curves)]
     fig, axs = plt.subplots(1, len(chans), figsize=(s["width"] * len(chans), s["height"]),

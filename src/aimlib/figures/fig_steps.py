@@ -11,6 +11,7 @@ import numpy as np
 
 from aimlib.figures.layers import add_legend, apply_axes, fmt_rho
 from aimlib.figures.style import Inputs, inputs_of, resolve_style, styled
+from aimlib.theory.state_evolution import usable
 
 #: The steps over which fig_steps fits AGD's rate (the paper's budget is the upper end).
 RATE_WINDOW = (100, 1000)
@@ -57,8 +58,6 @@ def fig_steps(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | N
                         ax.fill_between(steps[ok], (m - sem)[ok], (m + sem)[ok], color=c,
                                         alpha=0.2, lw=0)
         for ds in (c for c in curves if int(c.attrs.get("T", T)) == T or len(Ts) == 1):
-            from aimlib.theory.state_evolution import usable
-
             ok = usable(ds)
             for ab, e in zip(ds["alpha_bar"].values[ok], ds["error"].values[ok], strict=True):
                 key = min(bars, key=lambda b, ab=ab: abs(b - ab)) if bars else None

@@ -13,6 +13,7 @@ import xarray as xr
 
 from aimlib.figures.legend import beside
 from aimlib.figures.style import rho_color
+from aimlib.theory.state_evolution import one_step, usable
 
 
 def off_axis(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=None):
@@ -68,7 +69,7 @@ def _mark(ax, kind: str) -> None:
 
 def add_legend(ax, **kw):
     """``ax.legend`` with an entry for every marker kind the axis shows (:func:`_mark`)."""
-    from matplotlib.lines import Line2D
+    from matplotlib.lines import Line2D  # matplotlib only when drawing (importing it costs ~0.3 s)
 
     handles, labels = ax.get_legend_handles_labels()
     for kind in getattr(ax, "aimlib_kinds", []):
@@ -105,8 +106,6 @@ def se_plot(ax, xs, ds: xr.Dataset, y=None, **kw):
     (:func:`aimlib.theory.state_evolution.usable`: converged, finite) and a hollow circle at each
     point that did not converge, so that no such point passes for a result.  ``y`` defaults to
     ``ds["error"]``; returns the line."""
-    from aimlib.theory.state_evolution import usable
-
     y = np.asarray(ds["error"].values if y is None else y, dtype=float)
     xs = np.asarray(xs, dtype=float)
     ok = usable(ds)
@@ -176,8 +175,6 @@ def spectral_markers(ax, aggs: Sequence[xr.Dataset], curves: Sequence[xr.Dataset
     """The spectral baseline (docs/theory.md §4.1): stars at the mean +- std over its seeds, and
     its one-step SE prediction as a thin dotted line on the alpha grid of the SE curve of the
     same width (or of the aggregate)."""
-    from aimlib.theory.state_evolution import one_step
-
     labelled = False
     for agg in sorted(aggs, key=lambda a: float(a.attrs["rho"])):
         rho, T = float(agg.attrs["rho"]), int(agg.attrs["T"])

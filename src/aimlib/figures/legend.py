@@ -52,8 +52,9 @@ def _data_points(ax, renderer) -> tuple[np.ndarray, list]:
     """Display coordinates of everything an axes shows as data (lines, markers, error bars,
     scatter points) clipped to the axes, and the window extents of its texts (labels such as
     k/n seeds converged)."""
+    # matplotlib only when drawing (importing it costs ~0.3 s)
     from matplotlib.collections import LineCollection, PathCollection, PolyCollection
-    from matplotlib.lines import Line2D
+    from matplotlib.lines import Line2D  # matplotlib only when drawing (importing it costs ~0.3 s)
 
     box = ax.get_window_extent(renderer)
     chunks = [_line_points(ln) for ln in ax.lines if ln.get_visible()]
@@ -200,6 +201,7 @@ def _anchored_outside(leg) -> bool:
 def _labels(ax):
     """The point labels an axes draws: annotations placed by an offset in points from a data
     point inside the axes (matplotlib does not draw one whose point is outside)."""
+    # matplotlib only when drawing (importing it costs ~0.3 s)
     from matplotlib.text import Annotation
 
     box = ax.bbox

@@ -5,6 +5,7 @@ figure's drawing function (:data:`DRAW`, :func:`styled`).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 
@@ -78,6 +79,7 @@ def contrast_on_white(rgb) -> float:
 def with_contrast(rgba, ratio: float = MIN_CONTRAST):
     """The colour, darkened (same hue, linear RGB scaled) just enough to reach ``ratio``
     against white: the light end of a colormap (viridis' yellow) stays readable."""
+    # matplotlib only when drawing (importing it costs ~0.3 s)
     from matplotlib.colors import to_rgba
 
     rgba = to_rgba(rgba)
@@ -147,8 +149,6 @@ def styled(draw_fn):
     """Register a figure's drawing function under its name (:data:`DRAW`) and draw it inside
     ``matplotlib.rc_context`` with its style's settings, so that drawing one figure never
     changes the next (or a user's own plots)."""
-    import functools
-
     if draw_fn.__name__ not in FIGURES:
         raise ValueError(f"{draw_fn.__name__} is not in the figure registry")
 

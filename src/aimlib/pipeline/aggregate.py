@@ -7,6 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import xarray as xr
 
+from aimlib.channels import channel_class
+
 __all__ = ["aggregate_runs", "stack_seeds"]
 
 
@@ -93,8 +95,6 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error",
         if k not in skip:
             ds.attrs[k] = v
     if {"channel", "T", "rho"} <= set(ds.attrs):
-        from aimlib.channels import channel_class
-
         factor = channel_class(str(ds.attrs["channel"]))(T=int(ds.attrs["T"])).alpha_bar_factor(
             float(ds.attrs["rho"]))
         ds = ds.assign_coords(alpha_bar=("alpha", ds["alpha"].values * factor))

@@ -5,11 +5,23 @@ cannot express (:func:`check`), and the defaults a config may omit (:func:`fill_
 
 from __future__ import annotations
 
+import difflib
+
 from aimlib.algorithms import ALGORITHMS
-from aimlib.channels import CHANNELS, check_T
+from aimlib.channels import CHANNELS, check_T, make_channel
+from aimlib.core import backend as backends
 from aimlib.core.options import SE_TOL, json_schema, resolve, specs
 from aimlib.core.validation import check_positive
-from aimlib.pipeline.grids import ConfigError, as_list, channel_grid, channels, fnum
+from aimlib.pipeline.grids import (
+    ConfigError,
+    alphas_for,
+    as_list,
+    channel_grid,
+    channels,
+    fnum,
+    token_laws,
+    variants,
+)
 from aimlib.tokens import TOKEN_LAWS
 
 __all__ = ["check", "check_schema", "schema_errors", "validate", "schema", "fill_defaults",
@@ -168,8 +180,6 @@ def _check_experiment(exp: dict, base: str) -> None:
         if stage != "small_width":
             _check_points(exp, block, stage, base)
         if stage in ALGORITHMS and "backend" in block:
-            from aimlib.core import backend as backends
-
             try:
                 backends.check(block["backend"], f"{base}.{stage}.backend", device=False)
             except ValueError as e:
@@ -205,8 +215,6 @@ def _check_experiment(exp: dict, base: str) -> None:
 def _check_alpha_bar_max(exp: dict, block: dict, key: str) -> None:
     """``alpha_bar_max`` is positive and leaves at least one point of the grid at every
     ``(channel, rho, T)`` of the stage (:func:`aimlib.pipeline.grids.alphas_for` names the key)."""
-    from aimlib.pipeline.grids import alphas_for
-
     _positive(block["alpha_bar_max"], f"{key}.alpha_bar_max")
     for c in channels(exp, block):
         for rho in as_list(block.get("rho", exp["rho"])):
@@ -217,9 +225,6 @@ def _check_alpha_bar_max(exp: dict, block: dict, key: str) -> None:
 def _check_points(exp: dict, block: dict, stage: str, base: str) -> None:
     """Each channel of a stage is valid at each ``T`` and output function it runs, and covers
     each of its token laws (``base``: ``experiments.<name>``)."""
-    from aimlib.channels import make_channel
-    from aimlib.pipeline.grids import token_laws, variants
-
     where = f"{base}.{stage}" if "tokens" in block else base
     try:
         laws = token_laws(exp, block, f"{where}.tokens")
@@ -257,7 +262,7 @@ def schema(schema_path) -> dict:
     """``config/schema.yaml`` with the registry filled in: the channel names (``$defs.channel``),
     one grid, axes and gap entry per channel, each channel's parameter as an experiment and
     stage key, the smallest ``T`` any channel takes, and the algorithms' option defaults."""
-    import yaml
+    import yaml  # yaml only when a file is read
 
     with open(schema_path) as f:
         sch = yaml.safe_load(f)
@@ -311,7 +316,7 @@ SCHEMA_FILE = "workflow/schemas/config.schema.yaml"
 def schema_text(schema_path) -> str:
     """The completed schema (:func:`schema`) as YAML, with a header saying where it comes from:
     the content of :data:`SCHEMA_FILE`."""
-    import yaml
+    import yaml  # yaml only when a file is read
 
     head = ("# The workflow's configuration schema: config/schema.yaml completed from the\n"
             "# channel, token-law and algorithm registries. Generated, do not edit; remake it:\n"
@@ -400,8 +405,6 @@ def _allowed_keys(node: dict, root: dict) -> set[str] | None:
 def _unknown_key(err, root: dict) -> str | None:
     """For an "unexpected property" error, one line naming the unknown key(s) alone, each with
     the closest valid key; ``None`` for any other error (or if every key is a valid one)."""
-    import difflib
-
     if err.validator not in ("additionalProperties", "unevaluatedProperties") or \
             not isinstance(err.instance, dict):
         return None
@@ -437,7 +440,7 @@ def check_schema(config: dict, schema_path) -> None:
 def schema_errors(config: dict, schema_path) -> dict[tuple, str]:
     """The schema's verdict per block that fails, ``{("experiments", name) or (key,): line}``,
     in the config's order (empty: the config passes)."""
-    import jsonschema
+    import jsonschema  # jsonschema only when a config is validated
 
     # `--config pause_long_runs=false` arrives as the string 'false': read it as the flag
     flag = config.get("pause_long_runs")
@@ -456,7 +459,7 @@ def schema_errors(config: dict, schema_path) -> dict[tuple, str]:
 def _schema_message(errors: list, sch: dict) -> str:
     """The one line that says what is wrong in one block: the key, its value and the rule it
     breaks."""
-    from jsonschema.exceptions import best_match
+    from jsonschema.exceptions import best_match  # jsonschema only when a config is validated
 
     # An unknown key first, alone, with the closest valid key: a misspelt key also makes its
     # block fail other rules (a required key missing, so none of its keys counts as evaluated).

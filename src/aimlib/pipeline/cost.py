@@ -11,9 +11,16 @@ job, and a dry run after Snakemake's job list; the workflow's resource requests 
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
+from aimlib.algorithms import ALGORITHMS
 from aimlib.algorithms.resources import Resources
+from aimlib.channels import CHANNELS
+from aimlib.figures.registry import FIGURES
+from aimlib.model import sizes
+from aimlib.pipeline import config as cfg
+from aimlib.pipeline import paths
 
 __all__ = ["CostEstimate", "PlannedJob", "estimate", "planned_jobs",
            "run_cost", "print_run_cost", "dag_outputs", "run_scope", "format_hours",
@@ -31,9 +38,6 @@ SE_POINT_SECONDS = 0.004
 def data_job(group, alpha: float, opts: dict, *, attempt: int = 1) -> Resources:
     """Request of one data job of the plan: ``group`` (:class:`aimlib.pipeline.config.Group`, whose
     ``stage`` names its algorithm) at ``alpha``, every seed, with the experiment's options."""
-    from aimlib.algorithms import ALGORITHMS
-    from aimlib.model import sizes
-
     r, n = sizes(alpha, group.rho, group.d)
     return ALGORITHMS[group.stage].resources(group.d, n, group.T, r, group.channel, opts,
                                              runs=len(group.seeds), attempt=attempt)
@@ -126,12 +130,6 @@ def planned_jobs(config: dict) -> list[PlannedJob]:
     (``JOB_STARTUP_SECONDS`` per job is added by :func:`estimate`).  A figure counts once (its
     PDF), every experiment has one, as the figure rule writes it.
     """
-    from aimlib.algorithms import ALGORITHMS
-    from aimlib.figures.registry import FIGURES
-    from aimlib.model import sizes
-    from aimlib.pipeline import config as cfg
-    from aimlib.pipeline import paths
-
     exps = config["experiments"]
     plan = cfg.plan(config)
     out = [PlannedJob(paths.CONFIG_RECORD_PATH, None, "config")]
@@ -174,8 +172,6 @@ def planned_jobs(config: dict) -> list[PlannedJob]:
 def _se_point_seconds(job) -> float:
     """Seconds of one SE fixed point of an SE job: the channel's own figure where it has one
     (hardmax at T >= 3), else :data:`SE_POINT_SECONDS`."""
-    from aimlib.channels import CHANNELS
-
     if job.variant == "mismatched":
         return SE_POINT_SECONDS
     cls = CHANNELS[job.channel]
@@ -199,8 +195,6 @@ def estimate(config: dict, outputs=None, *, scope: str | None = None,
     jobs : list of PlannedJob, optional
         :func:`planned_jobs` of ``config``, if already at hand.
     """
-    from aimlib.algorithms import ALGORITHMS
-
     exps = config["experiments"]
     jobs = planned_jobs(config) if jobs is None else jobs
     if outputs is not None:
@@ -261,8 +255,6 @@ def print_run_cost(config: dict, workflow, cores: int | None = None, jobs=None,
                    out=None) -> None:
     """Print :func:`run_cost` of the jobs of a workflow's DAG (a dry run's lines, at exit);
     nothing where Snakemake stopped before building its DAG (its error says why)."""
-    import sys
-
     outputs = dag_outputs(workflow)
     if outputs is not None:
         print(run_cost(config, outputs, cores, jobs=jobs), file=out or sys.stderr)

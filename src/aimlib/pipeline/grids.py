@@ -10,6 +10,7 @@ import numpy as np
 
 from aimlib.algorithms import ALGORITHMS
 from aimlib.channels import CHANNELS, channel_class
+from aimlib.tokens import make_tokens
 
 __all__ = ["ConfigError", "ffmt", "fnum", "grid", "channel_grid", "as_list", "channels",
            "channel_param_values", "cpar", "token_laws", "alphas_for", "variants"]
@@ -112,8 +113,6 @@ def cpar(channel: str, value: float, tokens=None) -> str:
 def token_laws(exp: dict, block: dict | None, key: str = "tokens") -> list:
     """The token laws (:class:`aimlib.tokens.TokenLaw`) of a stage block or its experiment
     (default: Gaussian); a bad law is a ``ValueError`` naming ``key``."""
-    from aimlib.tokens import make_tokens
-
     for src in (block or {}, exp):
         if "tokens" in src:
             specs = src["tokens"]

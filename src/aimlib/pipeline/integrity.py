@@ -24,6 +24,8 @@ The same command then repairs the workflow: one line per corrupt cache, no trace
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import struct
 from pathlib import Path
@@ -67,9 +69,6 @@ def cache_problem(path: str | os.PathLike) -> str | None:
 def _recorded_inputs(root: Path, output: str) -> list[str] | None:
     """The inputs Snakemake recorded for ``output`` when it made it (its file-based metadata,
     ``.snakemake/metadata/<urlsafe base64 of the path>``), or ``None`` without a record."""
-    import base64
-    import json
-
     b64 = base64.urlsafe_b64encode(output.encode()).decode()
     parts = [b64[i:i + 254] for i in range(0, len(b64), 254)]
     parts = ["@" + p for p in parts[:-1]] + [parts[-1]]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aimlib import __version__
+from aimlib import PUBLIC, __version__
 from aimlib.core.files import atomic_write, atomic_write_text
 
 if TYPE_CHECKING:
@@ -27,8 +28,6 @@ _PKG = Path(__file__).resolve().parent.parent
 def real_name(name: str) -> str:
     """A module's own dotted name below aimlib: a public short name (``"amp"``) is resolved to
     the module it names (``"algorithms.amp"``, :data:`aimlib.PUBLIC`)."""
-    from aimlib import PUBLIC
-
     top, _, rest = name.partition(".")
     if top in PUBLIC and not rest:
         return PUBLIC[top]
@@ -50,8 +49,6 @@ def _imports(name: str) -> set[str]:
     """The aimlib modules that module ``name`` imports (relative imports of any level,
     ``import aimlib.x``, ``from aimlib import x``), read from its source with :mod:`ast`
     (imports inside functions too), by their own names (:func:`real_name`)."""
-    import ast
-
     name = real_name(name)
     path = _file(name)
     tree = ast.parse(path.read_text())
@@ -92,8 +89,6 @@ def _candidates(parts: list[str], names) -> set[str]:
 def script_modules(path: str | os.PathLike) -> list[str]:
     """The aimlib modules a workflow script imports, except the job plumbing (``jobs``: logging
     and progress; ``resources``: the token budget), which cannot change a result."""
-    import ast
-
     tree = ast.parse(Path(path).read_text())
     used: set[str] = set()
     for node in ast.walk(tree):
@@ -177,7 +172,7 @@ def write_netcdf(ds: xr.Dataset, path: str | os.PathLike, *, config: dict | None
 
 def read_netcdf(path: str | os.PathLike) -> xr.Dataset:
     """Read a cache file fully into memory (the file is closed on return)."""
-    import xarray as xr
+    import xarray as xr  # xarray only when a dataset is built (the workflow parses without it)
 
     with xr.open_dataset(path, engine="netcdf4") as ds:
         return ds.load()

@@ -7,15 +7,24 @@ import json
 import logging
 import os
 import platform
+import resource
 import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
+import numpy as np
+
+from aimlib import model, prior
+from aimlib.algorithms import amp, gd
+from aimlib.channels import CHANNELS
 from aimlib.pipeline.io import CacheError
+from aimlib.pipeline.tracking import job_done
+from aimlib.theory import state_evolution
 
 __all__ = ["JobFailure", "job_log", "end_job", "resolved_config", "warm_numba_cache",
            "progress_bar", "progress_callback"]
@@ -53,8 +62,6 @@ def job_log(path: str | None, name: str = "aimlib", threads: int | None = None,
                  f"SLURM job {slurm}" if slurm else "not under SLURM", threads)
         yield log
     if output is not None:
-        from aimlib.pipeline.tracking import job_done
-
         try:
             job_done(str(output), _cpu_seconds())
         except OSError:  # the report is a courtesy: a read-only .snakemake fails no job
@@ -67,8 +74,6 @@ def _ctrl_c_raises():
     temporary file (:func:`aimlib.pipeline.io.atomic_write`) and the job ends with one line.
     Before it, a job script's first lines make Ctrl-C a quiet exit (status 130) while it imports,
     when nothing is written yet; that handler is back once the job's outputs are in place."""
-    import threading
-
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -99,8 +104,6 @@ def end_job() -> NoReturn:
 
 def _cpu_seconds() -> float:
     """CPU time of this process (every thread) and its children so far."""
-    import resource
-
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
@@ -111,7 +114,7 @@ def _thread_limit(threads: int | None):
     if threads is None:
         yield
         return
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_limits  # only when the BLAS threads are limited
 
     with threadpool_limits(limits=int(threads)):
         yield
@@ -184,13 +187,6 @@ def warm_numba_cache() -> float:
     Returns the seconds it took.
     """
     t0 = time.perf_counter()
-    import numpy as np
-
-    from aimlib import model, prior
-    from aimlib.algorithms import amp, gd
-    from aimlib.channels import CHANNELS
-    from aimlib.theory import state_evolution
-
     for name, cls in CHANNELS.items():
         T = max(cls.T_MIN, 2)
         data = model.generate(name, 0.5, 0.5, T, 12, 0)
@@ -236,7 +232,7 @@ def progress_bar(log_file, total: int, desc: str, *, mininterval: float = 30.0):
     desc : str
         Label.
     """
-    from tqdm import tqdm
+    from tqdm import tqdm  # tqdm only when a bar is drawn
 
     return tqdm(total=total, desc=desc, file=_LineWriter(log_file), mininterval=mininterval,
                 ascii=True, dynamic_ncols=False, ncols=100)

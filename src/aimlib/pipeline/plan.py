@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aimlib.algorithms import ALGORITHMS
+from aimlib.algorithms import ALGORITHMS, algorithm_of_kind
 from aimlib.channels import CHANNELS
 from aimlib.core.options import SE_TOL
 from aimlib.pipeline.grids import (
@@ -222,8 +222,6 @@ class Plan:
     def gap(self, experiment: str, method: str) -> dict:
         """Alphas of the finite-size gap per channel (``method``: an aggregate kind, ``amp`` or
         ``agd``), restricted to the channels its algorithm's stage runs."""
-        from aimlib.algorithms import algorithm_of_kind
-
         exp = self.exp(experiment)
         stage = exp[algorithm_of_kind(method).name]
         return {c: [fnum(a) for a in alphas] for c, alphas in exp.get("gap", {}).items()

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aimlib.pipeline.checks import resolve_ref, schema_properties
+from aimlib.figures.registry import FIGURES
+from aimlib.pipeline.checks import resolve_ref, schema, schema_properties
 
 __all__ = ["config_keys", "config_reference", "figure_gallery"]
 
@@ -71,8 +72,6 @@ def config_keys(schema: dict) -> list[tuple[str, str, object, str]]:
 def config_reference(schema_path: str | Path) -> str:
     """The configuration reference as Markdown: one table row per key of the schema completed
     from the registries (:func:`aimlib.pipeline.checks.schema`)."""
-    from aimlib.pipeline.checks import schema
-
     sch = schema(schema_path)
     lines = ["# Configuration reference", "",
              "Every key a config file may set, generated from `config/schema.yaml` as completed "
@@ -90,8 +89,6 @@ def figure_gallery(images: dict[str, list[tuple[str, str]]]) -> str:
     """The figure gallery as Markdown from the figure registry: per figure, what it shows, the
     paper figure it reproduces, the corrections it carries, and the ``images`` given for it
     (``{fig: [(path, caption), ...]}``)."""
-    from aimlib.figures.registry import FIGURES
-
     lines = ["# Figures", "",
              "Every figure of the registry (`aimlib.figures.registry.FIGURES`), with the paper "
              "figure it reproduces and the corrections it carries. The images are the ones in "

@@ -25,9 +25,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
+import subprocess
 import sys
 import time
 from pathlib import Path
+
+from aimlib.pipeline.cost import JOB_STARTUP_SECONDS, estimate, planned_jobs, run_scope
 
 __all__ = ["start_run", "job_done", "progress_line", "cores_given", "RUN_DIR", "LONG_RUN_HOURS",
            "PAUSE_SECONDS", "REPORT_SECONDS"]
@@ -92,8 +97,6 @@ def start_run(config: dict, outputs, cores: int | None, logfiles=(), *, local: b
     CostEstimate
         The cost of this run's jobs.
     """
-    from aimlib.pipeline.cost import JOB_STARTUP_SECONDS, estimate, planned_jobs, run_scope
-
     out = sys.stderr if out is None else out
     run_dir = RUN_DIR if run_dir is None else Path(run_dir)
     outputs = {str(o) for o in outputs}
@@ -237,8 +240,6 @@ def progress_line(run: dict, done: dict, output: str, now: float | None = None) 
 def checkout_commit(path=".") -> str:
     """The git commit of the checkout at ``path``, with ``+changes`` where its tracked files
     differ from it; ``"unknown"`` outside a git checkout (an unpacked release)."""
-    import subprocess
-
     try:
         sha = subprocess.run(["git", "-C", str(path), "rev-parse", "--short=12", "HEAD"],
                              capture_output=True, text=True, timeout=10, check=True).stdout
@@ -263,9 +264,6 @@ def end_of_run(outputs, configfiles=(), *, started: float | None = None) -> str:
     started : float, optional
         The run's start (``time.time()``), for its wall time.
     """
-    import re
-    import shlex
-
     def order(name):  # fig1a, fig2b, ..., fig11, then fig_steps
         m = re.match(r"fig(\d+)", name)
         return (int(m.group(1)) if m else 10**6, name)

@@ -39,7 +39,11 @@ import numpy as np
 
 from aimlib import prior
 from aimlib.channels import Softmax
+from aimlib.channels.hardmax import HARDMAX_STEP, HARDMAX_TMAX, hardmax_table
+from aimlib.channels.hardmax.orthant import TMAX_GENERAL
+from aimlib.core.kernels import gauss_sum_2d
 from aimlib.core.validation import check_rho
+from aimlib.tokens import make_tokens
 
 __all__ = ["PowerLaw", "large_alpha", "near_perfect_recovery", "mmse_slope", "mmse_curvature",
            "strip_constant", "strip_sum", "hardmax_channel_limit"]
@@ -111,7 +115,7 @@ def strip_sum(T: int) -> float:
     ``f``, ``F`` the density and CDF of ``N(0, w)`` (the entries of one row of ``omega`` are
     independent).  At ``T = 2`` this is ``J sqrt(2 / pi)``.
     """
-    from scipy import integrate, special
+    from scipy import integrate, special  # scipy only when this runs (its import costs ~0.2 s)
 
     J = strip_constant()
     total = 0.0
@@ -135,7 +139,7 @@ def strip_sum(T: int) -> float:
 def strip_constant() -> float:
     """``J = int phi(k)^2 / (Phi(k) Phi(-k)) dk`` (1.806394571137...), the hardmax strip
     integral, by adaptive quadrature in log space (error estimate below 1e-13)."""
-    from scipy import integrate, special
+    from scipy import integrate, special  # scipy only when this runs (its import costs ~0.2 s)
 
     def f(k):
         return math.exp(-k * k - math.log(2.0 * math.pi) - special.log_ndtr(k)
@@ -151,9 +155,6 @@ def _density_corner_integral() -> float:
     """``I_d = q lim_{V -> 0} E[sum w g^2]`` for the density g_out: the channel's 2-D integral
     over ``kappa`` with no Gaussian weight (the omega-density at the tie corner factored out),
     on the hardmax SE grid (step halving changes it by less than 1e-10)."""
-    from aimlib.channels.hardmax import HARDMAX_STEP, HARDMAX_TMAX, hardmax_table
-    from aimlib.core.kernels import gauss_sum_2d
-
     kappa, jac, table = hardmax_table(True, 1.0, float(HARDMAX_STEP), float(HARDMAX_TMAX))
     return gauss_sum_2d(kappa, jac, table, 0.0)[0] / (math.pi * math.sqrt(8.0))
 
@@ -215,8 +216,6 @@ def large_alpha(channel: str, rho: float, T: int = 2, variant: str = "exact",
     -------
     PowerLaw
     """
-    from aimlib.tokens import make_tokens
-
     rho = check_rho(rho)
     law = make_tokens(tokens)
     if not law.is_gaussian and not (channel == "hardmax" and variant == "exact"):
@@ -230,8 +229,6 @@ def large_alpha(channel: str, rho: float, T: int = 2, variant: str = "exact",
         raise ValueError(f"channel must be 'softmax' or 'hardmax', got channel={channel!r}")
     f, Q0 = mmse_slope(rho), 1.0 + rho
     if T != 2:
-        from aimlib.channels.hardmax.orthant import TMAX_GENERAL
-
         if not 2 <= int(T) <= TMAX_GENERAL or variant != "exact" or not law.is_gaussian:
             raise ValueError(f"the hardmax large-alpha law at T={T!r} is implemented for the "
                              f"exact output and Gaussian tokens, T <= {TMAX_GENERAL}")

@@ -284,7 +284,7 @@ def solve(alpha: float, rho: float, *, variant: str = "density", tol: float = 1e
 
 def curve(alphas, rho: float, *, variant: str = "density", **kw):
     """:func:`solve` on a grid of alphas, as an ``xarray.Dataset`` on ``alpha``."""
-    import xarray as xr
+    import xarray as xr  # xarray only when a dataset is built (the workflow parses without it)
 
     res = [solve(float(a), rho, variant=variant, **kw) for a in alphas]
     data = {k: ("alpha", np.array([getattr(r, k) for r in res], dtype=np.float64))

@@ -10,6 +10,7 @@ import numpy as np
 import xarray as xr
 
 from aimlib.channels import Hardmax, hardmax_second_moment
+from aimlib.channels.hardmax import uninformed_information
 from aimlib.theory.fixed_point import TOL, fixed_point
 
 __all__ = ["small_width_threshold", "SmallWidthResult", "small_width_solve",
@@ -23,8 +24,6 @@ def small_width_threshold(variant: str = "exact", T: int = 2) -> float:
     Hardmax(T=T, variant=variant)  # validates T and the variant
     if T == 2:
         return 1.0 / (2.0 * hardmax_second_moment(0.0, 1.0, density=(variant == "density")))
-    from aimlib.channels.hardmax import uninformed_information
-
     return 1.0 / (2.0 * uninformed_information(T))
 
 

@@ -25,6 +25,7 @@ from aimlib.channels.softmax import perfect_recovery_alpha_bar
 from aimlib.core.validation import check_alpha, check_rho
 from aimlib.prior import DEFAULT as DEFAULT_PRIOR
 from aimlib.prior import Prior, make_prior
+from aimlib.theory import generalisation
 from aimlib.theory.fixed_point import (  # noqa: F401  (re-exported)
     SE_STOP_REASONS,
     TOL,
@@ -424,8 +425,6 @@ def test_error(channel: str, alpha: float, rho: float, T: int | None = None, bet
     float
         See :mod:`aimlib.theory.generalisation` for the integrals and their error estimates.
     """
-    from aimlib.theory import generalisation
-
     res = solve(channel, alpha, rho, T, beta, **params)
     return generalisation.bayes(channel, min(res.q, 1.0 + rho), rho, res.T, beta, predictor,
                                 **params).value

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from aimlib.channels.base import Channel
+from aimlib.channels.base import Channel, TestError
 from aimlib.channels.hardmax.orthant import TMAX_GENERAL
 from aimlib.channels.hardmax.pair import (
     comparison_second_moment,
@@ -108,10 +108,12 @@ class Hardmax(Channel):
         2e-3), or that RQMC directly where no table exists."""
         if self.T == 2:
             return hardmax_second_moment(q, V, density=self.density)
+        # the T >= 3 integrator and tables only when T >= 3 (numba, tables)
         from aimlib.channels.hardmax import moment_table
 
         if moment_table.has_table(self.T):
             return moment_table.second_moment(self.T, q, V)
+        # the T >= 3 integrator and tables only when T >= 3 (numba, tables)
         from aimlib.channels.hardmax import se_moments
 
         return se_moments.second_moment(self.T, q, V).value
@@ -144,6 +146,7 @@ class Hardmax(Channel):
         """One SE fixed point at ``T >= 3``: milliseconds where ``K_T`` is tabulated (the
         default), else about 15 evaluations of the RQMC second moment (0.8-2 s each at
         ``T = 3``, 12-28 s at ``T = 4``, one thread)."""
+        # the T >= 3 integrator and tables only when T >= 3 (numba, tables)
         from aimlib.channels.hardmax import moment_table
 
         if self.T == 2 or moment_table.has_table(self.T):
@@ -204,6 +207,7 @@ class Hardmax(Channel):
             coordinates (the off-diagonal entry holds ``g_12``).
         """
         if self.T > 2:
+            # the T >= 3 integrator and tables only when T >= 3 (numba, tables)
             from aimlib.channels.hardmax import orthant
 
             return orthant.genz_gout(_argmax(y), omega, V, **AMP_QMC)[0]
@@ -228,6 +232,7 @@ class Hardmax(Channel):
     def log_z_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
         """``log Z_out(y | omega, V) = log P(y | omega)`` on samples."""
         if self.T > 2:
+            # the T >= 3 integrator and tables only when T >= 3 (numba, tables)
             from aimlib.channels.hardmax import orthant
 
             return orthant.genz_gout(_argmax(y), omega, V, **AMP_QMC)[1]
@@ -237,8 +242,6 @@ class Hardmax(Channel):
     def plugin_test_error(self, m: float, Q: float, Q0: float, predictor: str = "plugin"):
         """Closed form: a row's argmax differs with probability ``arccos(c) / pi``,
         ``c = m / sqrt(Q Q0)``, and a differing one-hot row counts 2."""
-        from aimlib.channels.base import TestError
-
         if predictor not in ("plugin", "argmax"):
             raise ValueError(f"predictor={predictor!r} is not a plug-in hardmax predictor")
         if self.T > 2:
@@ -250,8 +253,9 @@ class Hardmax(Channel):
     def bayes_test_error(self, q: float, Q0: float):
         """P(row selects itself | u_hat) = Phi(u_hat / sqrt(3V)); a one-hot row's error is
         ``2 p (1 - p)``."""
-        from scipy import special
+        from scipy import special  # scipy only when this runs (its import costs ~0.2 s)
 
+        # the T >= 3 integrator and tables only when T >= 3 (numba, tables)
         from aimlib.channels.base import TestError, normal_rule
 
         V = max(Q0 - q, 0.0)
@@ -290,6 +294,7 @@ def uninformed_information(T: int) -> float:
     over the patterns at ``T >= 3``, relative accuracy about 1e-5)."""
     if T == 2:
         return hardmax_second_moment(0.0, 1.0)
+    # the T >= 3 integrator and tables only when T >= 3 (numba, tables)
     from aimlib.channels.hardmax import se_moments
 
     return se_moments.second_moment(T, 0.0, 1.0, inner=se_moments.UNINFORMED_INNER).value

@@ -28,10 +28,16 @@ with it).  The shipped tables: ``3`` (15 minutes on one thread, with other jobs 
 
 from __future__ import annotations
 
+import argparse
 import math
+import textwrap
+import time
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
+
+from aimlib.channels.hardmax import hardmax_moments, se_moments
 
 __all__ = ["GRID", "build", "K", "second_moment", "has_table", "interpolant"]
 
@@ -50,8 +56,6 @@ def build(T: int, s: np.ndarray = GRID, *, outer_factor: int = 2, inner=(256, 2)
     half the default's).
     ``s = 0`` uses :data:`aimlib.channels.hardmax.se_moments.UNINFORMED_INNER` (the rule of
     :func:`aimlib.channels.hardmax.uninformed_information`)."""
-    from aimlib.channels.hardmax import se_moments
-
     vals, errs = [], []
     for x in s:
         q, V = x / (1.0 + x), 1.0 / (1.0 + x)
@@ -69,8 +73,6 @@ def build(T: int, s: np.ndarray = GRID, *, outer_factor: int = 2, inner=(256, 2)
 
 def has_table(T: int) -> bool:
     """Whether ``K_T`` is tabulated."""
-    from aimlib.channels.hardmax import hardmax_moments
-
     return int(T) in hardmax_moments.TABLES
 
 
@@ -78,7 +80,7 @@ def interpolant(s: np.ndarray, k: np.ndarray):
     """The function ``K(s)`` of tabulated points (``s[0] = 0``, increasing): a cubic spline in
     ``(log s, log K)`` on the grid, linear from ``K(0)`` below its first positive point, and
     ``c / sqrt(s)`` beyond its last (``c`` from the last point)."""
-    from scipy.interpolate import CubicSpline
+    from scipy.interpolate import CubicSpline  # scipy only when this runs (its import costs ~0.2 s)
 
     s, k = np.asarray(s, dtype=np.float64), np.asarray(k, dtype=np.float64)
     if s[0] != 0.0 or np.any(np.diff(s) <= 0) or np.any(~(k > 0)):
@@ -100,8 +102,6 @@ def interpolant(s: np.ndarray, k: np.ndarray):
 
 @lru_cache(maxsize=8)
 def _table(T: int):
-    from aimlib.channels.hardmax import hardmax_moments
-
     if int(T) not in hardmax_moments.TABLES:
         raise ValueError(f"no table of K_T at T={T} (tabulated: {sorted(hardmax_moments.TABLES)})")
     s, k, _ = hardmax_moments.TABLES[int(T)]
@@ -124,11 +124,6 @@ def second_moment(T: int, q: float, V: float) -> float:
 
 def _write(tables: dict) -> None:
     """Rewrite :mod:`aimlib.channels.hardmax.hardmax_moments` with ``{T: (s, K, stderr)}``."""
-    import textwrap
-    from pathlib import Path
-
-    from aimlib.channels.hardmax import hardmax_moments
-
     old = dict(hardmax_moments.TABLES)
     old.update(tables)
     lines = ['"""The tabulated ``K_T(s) = V I(q, V)``, ``s = q / V``, of the hardmax channel',
@@ -170,9 +165,6 @@ def _write(tables: dict) -> None:
 
 
 def main(argv=None) -> None:
-    import argparse
-    import time
-
     ap = argparse.ArgumentParser(description="Tabulate K_T(s) of the hardmax channel at T >= 3 "
                                              "and rewrite "
                                              "aimlib/channels/hardmax/hardmax_moments.py.")

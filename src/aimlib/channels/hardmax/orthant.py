@@ -107,7 +107,7 @@ class PatternTable:
 @lru_cache(maxsize=8)
 def pattern_table(T: int) -> PatternTable:
     """The :class:`PatternTable` of ``T`` (cached)."""
-    import scipy.linalg
+    import scipy.linalg  # scipy only when this runs (its import costs ~0.2 s)
 
     idx = pair_index(T)
     P = T * (T + 1) // 2
@@ -159,7 +159,7 @@ def pattern_of(labels: np.ndarray, T: int) -> np.ndarray:
 def qmc_points(dim: int, n_points: int, n_shifts: int) -> np.ndarray:
     """``(n_shifts, n_points, dim)`` scrambled Sobol points in (0, 1), ``n_shifts`` independent
     scramblings from :data:`QMC_SEED` (a fixed rule)."""
-    from scipy.stats import qmc
+    from scipy.stats import qmc  # scipy only when this runs (its import costs ~0.2 s)
 
     if n_points & (n_points - 1):
         raise ValueError(f"n_points must be a power of 2, got {n_points}")

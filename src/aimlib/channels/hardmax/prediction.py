@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 
+from aimlib.channels.base import TestError, normal_rule
+
 #: Randomised QMC of the hardmax test error at ``T >= 3``: scramblings and points each.
 TEST_QMC = (8, 2**12)
 
@@ -20,10 +22,8 @@ def row_error_rqmc(m: float, Q: float, Q0: float, T: int, predictor: str):
     probability); Bayes, ``1 - sum_b P_b^2`` with ``P_b = P(b wins | h_hat)`` a 1-D integral
     ``E_x prod_{c != b} Phi((h_hat_b + s_b x - h_hat_c) / s_c)``, ``s = sqrt(w V)``.  Outer
     integral by randomised QMC (:data:`TEST_QMC`; the spread over scramblings is ``abserr``)."""
-    from scipy import special
-    from scipy.stats import qmc
-
-    from aimlib.channels.base import TestError, normal_rule
+    from scipy import special  # scipy only when this runs (its import costs ~0.2 s)
+    from scipy.stats import qmc  # scipy only when this runs (its import costs ~0.2 s)
 
     n_rep, n_pts = TEST_QMC
     w = np.ones(T)
@@ -73,7 +73,7 @@ def comparison_geometry(corr: float) -> tuple[np.ndarray, float, float]:
     """``(A, r, sigma^2)`` of the comparisons at token correlation ``corr``: their map from the
     whitened pair coordinates, their correlation ``r = (1 - 3c) / (3 - c)`` and their variance
     per unit overlap ``sigma^2 = (1 - c)(3 - c)`` (``1/3`` and 3 for i.i.d. tokens)."""
-    from aimlib.tokens import sqrt_corr
+    from aimlib.tokens import sqrt_corr  # not at the top: channels load before the token laws
 
     A = comparison_matrix(sqrt_corr(2, corr))
     S = A @ np.diag([2.0, 1.0, 2.0]) @ A.T
