@@ -1,5 +1,6 @@
-"""Figure ``fig10`` (:data:`aimlib.figures.registry.FIGURES` holds what it shows and the paper
-figure it reproduces).
+"""fig10, beyond the paper: tokens that are not Gaussian (docs/theory.md §13): Softmax and hardmax,
+T = 2. What it shows in full, and the corrections it carries, are its entry of
+:data:`aimlib.figures.registry.FIGURES`.
 """
 
 from __future__ import annotations

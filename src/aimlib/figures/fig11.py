@@ -1,5 +1,6 @@
-"""Figure ``fig11`` (:data:`aimlib.figures.registry.FIGURES` holds what it shows and the paper
-figure it reproduces).
+"""fig11, beyond the paper: hardmax beyond two tokens (docs/theory.md §14): Hardmax at T = 2, 3
+(4). What it shows in full, and the corrections it carries, are its entry of
+:data:`aimlib.figures.registry.FIGURES`.
 """
 
 from __future__ import annotations

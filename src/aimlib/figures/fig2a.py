@@ -1,5 +1,5 @@
-"""Figure ``fig2a`` (:data:`aimlib.figures.registry.FIGURES` holds what it shows and the paper
-figure it reproduces).
+"""fig2a, figure 2 (left) of the paper: Softmax, T = 2. What it shows in full, and the corrections
+it carries, are its entry of :data:`aimlib.figures.registry.FIGURES`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Figure ``fig2b`` (:data:`aimlib.figures.registry.FIGURES` holds what it shows and the paper
-figure it reproduces).
+"""fig2b, figure 2 (right) of the paper: Softmax. What it shows in full, and the corrections it
+carries, are its entry of :data:`aimlib.figures.registry.FIGURES`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""Figure ``fig3`` (:data:`aimlib.figures.registry.FIGURES` holds what it shows and the paper
-figure it reproduces).
+"""fig3, figure 3 of the paper (finite-size study): AMP and averaged GD against alpha at each d
+with the SE curve, the gap to SE against 1/d at fixed alpha with a fitted power law, and the
+extrapolation d -> infinity against SE. What it shows in full, and the corrections it carries,
+are its entry of :data:`aimlib.figures.registry.FIGURES`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Figure ``fig4`` (:data:`aimlib.figures.registry.FIGURES` holds what it shows and the paper
-figure it reproduces).
+"""fig4, beyond the paper: Softmax, T = 2 at several inverse temperatures beta. What it shows in
+full, and the corrections it carries, are its entry of :data:`aimlib.figures.registry.FIGURES`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Figure ``fig5`` (:data:`aimlib.figures.registry.FIGURES` holds what it shows and the paper
-figure it reproduces).
+"""fig5, beyond the paper: Softmax SE for T = 2. What it shows in full, and the corrections it
+carries, are its entry of :data:`aimlib.figures.registry.FIGURES`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Figure ``fig7`` (:data:`aimlib.figures.registry.FIGURES` holds what it shows and the paper
-figure it reproduces).
+"""fig7, beyond the paper: the large-alpha rate (docs/theory.md §9): Hardmax, T = 2. What it shows
+in full, and the corrections it carries, are its entry of
+:data:`aimlib.figures.registry.FIGURES`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Figure ``fig9`` (:data:`aimlib.figures.registry.FIGURES` holds what it shows and the paper
-figure it reproduces).
+"""fig9, beyond the paper: a third output channel (docs/theory.md §11): Gaussian output channel y =
+h + sqrt(Delta) z, rho = 0.5. What it shows in full, and the corrections it carries, are its
+entry of :data:`aimlib.figures.registry.FIGURES`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Figure ``fig_steps`` (:data:`aimlib.figures.registry.FIGURES` holds what it shows and the paper
-figure it reproduces).
+"""fig_steps, beyond the paper: the step budget behind Figure 2 (right) (docs/theory.md §5.2):
+Softmax, rho = 0.5. What it shows in full, and the corrections it carries, are its entry of
+:data:`aimlib.figures.registry.FIGURES`.
 """
 
 from __future__ import annotations
