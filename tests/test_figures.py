@@ -75,7 +75,7 @@ def test_a_new_figure_through_the_registry_alone(monkeypatch):
 
 
 def test_step_rate_recovers_a_power_law():
-    from aimlib.figures.fig_steps import step_rate
+    from aimlib.figures.drawing.fig_steps import step_rate
 
     steps = np.unique(np.geomspace(1, 10_000, 24).round())
     assert step_rate(steps, 3.0 * steps**-1.25) == pytest.approx(1.25, rel=1e-12)
@@ -364,3 +364,23 @@ def test_every_published_image_says_what_made_it(root):
         if source:
             assert source.endswith(f"commit {entry['commit']}, configfile {entry['config']}, "
                                    f"figure {entry['figure']}"), (name, source)
+
+
+def test_every_registered_figure_has_its_module_and_the_registry_loads_no_matplotlib():
+    """load_all() finds a drawing function for every registry entry; importing the registry
+    (what the workflow does while it parses) loads neither matplotlib nor xarray, and drawing
+    one figure imports only its own module."""
+    import subprocess
+    import sys
+
+    from aimlib.figures import FIGURES, load_all
+
+    assert set(load_all()) >= set(FIGURES)
+    code = ("import sys; import aimlib.figures.registry, aimlib.pipeline.cost; "
+            "print(sorted(m for m in ('matplotlib', 'xarray') if m in sys.modules)); "
+            "from aimlib import figures; figures.fig2a; "
+            "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules "
+            "if m.startswith('aimlib.figures.drawing.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out == ["[]", "['fig2a']"]

@@ -226,3 +226,19 @@ def test_xdist_groups_share_one_worker(tmp_path):
     assert res.returncode == 0, res.stdout[-2000:]
     workers = {(out / f"worker_{i}").read_text() for i in range(6)}
     assert len(workers) == 1, workers
+
+
+@pytest.mark.parametrize("module", ["aimlib.pipeline.jobs", "aimlib.pipeline.tracking",
+                                    "aimlib.pipeline.paths", "aimlib.pipeline.io"])
+def test_what_job_scripts_import_first_stays_light(module):
+    """Every job script imports ``aimlib.pipeline.jobs`` (and with it tracking, paths, io) before
+    its thread limits are set and before the numerics: those modules load no numba, scipy,
+    xarray or matplotlib (a hoisted import once made every job pay ~1 s for them)."""
+    import subprocess
+    import sys
+
+    code = (f"import sys, {module}; print(sorted(m for m in ('numba', 'scipy', 'xarray', "
+            "'matplotlib') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]", (module, out)

@@ -319,7 +319,7 @@ def test_labels_round_to_what_the_parameter_means(spec, label):
 
 def test_figure_legends_read_the_law_from_its_file_tag():
     """fig10's legend reads the law from the cache's six-digit tag: c = 1/3, not 0.333333."""
-    from aimlib.figures.fig10 import _law_label
+    from aimlib.figures.drawing.fig10 import _law_label
 
     assert _law_label("correlated0.333333") == "correlated ($c=1/3$)"
     assert _law_label("student_t10") == r"student_t ($\nu=10$)"

@@ -1,9 +1,11 @@
 """Writing figures: :func:`save` (PDF and PNG atomically, with what made them in their metadata,
-:func:`provenance`) and :func:`draw` (a registered figure by name).
+:func:`provenance`) and :func:`draw` (a registered figure by name, its module imported on
+first use).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -12,6 +14,7 @@ import matplotlib.pyplot as plt
 
 from aimlib import __version__
 from aimlib.core.files import atomic_write
+from aimlib.figures.registry import FIGURES
 from aimlib.figures.style import DRAW, Inputs
 
 
@@ -46,9 +49,29 @@ def _save(fig, paths, dpi, source=None) -> None:
                                                                       metadata=meta))
 
 
+def _drawing(name: str):
+    """The drawing function of figure ``name``: registered when its module
+    (:mod:`aimlib.figures.drawing`) is imported, which happens here on first use."""
+    if name not in DRAW and name in FIGURES:
+        importlib.import_module(f"aimlib.figures.drawing.{name}")
+    if name not in DRAW:
+        raise ValueError(f"no figure {name!r}; the registry has {', '.join(FIGURES)}")
+    return DRAW[name]
+
+
+def load_all() -> dict:
+    """Import every figure module of the registry and return :data:`DRAW`; ``RuntimeError``
+    naming a registry entry that has no drawing function."""
+    for name in FIGURES:
+        try:
+            _drawing(name)
+        except (ValueError, ModuleNotFoundError):
+            raise RuntimeError(f"figure {name} of the registry has no drawing function "
+                               f"(aimlib/figures/drawing/{name}.py)") from None
+    return DRAW
+
+
 def draw(name: str, inputs: Inputs, *, axes: Mapping | None = None,
          style: Mapping | None = None):
     """Draw registered figure ``name`` from its inputs."""
-    if name not in DRAW:
-        raise ValueError(f"no figure {name!r}; the registry has {', '.join(DRAW)}")
-    return DRAW[name](inputs, axes=axes, style=style)
+    return _drawing(name)(inputs, axes=axes, style=style)

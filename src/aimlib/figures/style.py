@@ -9,12 +9,17 @@ import functools
 import math
 from collections.abc import Mapping, Sequence
 
+import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
 
 from aimlib.figures.legend import tidy
 from aimlib.figures.registry import FIGURES
+
+# no display: every figure is written to files (before the first figure; pyplot picks its
+# backend lazily)
+matplotlib.use("Agg")
 
 #: ``{"se": [Dataset, ...], "amp": [...], ...}``: what a figure is drawn from.
 Inputs = Mapping[str, Sequence[xr.Dataset]]

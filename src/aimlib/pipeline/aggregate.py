@@ -7,8 +7,6 @@ from collections.abc import Sequence
 import numpy as np
 import xarray as xr
 
-from aimlib.channels import channel_class
-
 __all__ = ["aggregate_runs", "stack_seeds"]
 
 
@@ -95,6 +93,9 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error",
         if k not in skip:
             ds.attrs[k] = v
     if {"channel", "T", "rho"} <= set(ds.attrs):
+        # not at the top: aggregate jobs stay light (the channels load numba kernels)
+        from aimlib.channels import channel_class
+
         factor = channel_class(str(ds.attrs["channel"]))(T=int(ds.attrs["T"])).alpha_bar_factor(
             float(ds.attrs["rho"]))
         ds = ds.assign_coords(alpha_bar=("alpha", ds["alpha"].values * factor))

@@ -27,8 +27,6 @@ import numpy as np
 import xarray as xr
 from scipy.optimize import curve_fit
 
-from aimlib.theory.state_evolution import usable
-
 __all__ = ["PowerLawFit", "fit_power_law", "extrapolate", "gap_dataset"]
 
 #: Floor of the standard error, relative to the largest |gap| of a series (one-seed points).
@@ -147,6 +145,9 @@ def extrapolate(d: Sequence[float], mean: Sequence[float], sem: Sequence[float],
 def _se_at(curves: Sequence[xr.Dataset], channel: str, alpha: float) -> float:
     """SE error of ``channel`` at ``alpha`` (interpolated between usable points); NaN where the
     SE point did not converge, so that no fit uses it."""
+    # not at the top: the SE module (numba kernels) only when a fit reads SE curves
+    from aimlib.theory.state_evolution import usable
+
     for c in curves:
         if c.attrs["channel"] == channel and c.attrs.get("variant", "exact") == "exact":
             a = c["alpha"].values

@@ -17,14 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
-import numpy as np
-
-from aimlib import model, prior
-from aimlib.algorithms import amp, gd
-from aimlib.channels import CHANNELS
 from aimlib.pipeline.io import CacheError
-from aimlib.pipeline.tracking import job_done
-from aimlib.theory import state_evolution
 
 __all__ = ["JobFailure", "job_log", "end_job", "resolved_config", "warm_numba_cache",
            "progress_bar", "progress_callback"]
@@ -62,6 +55,9 @@ def job_log(path: str | None, name: str = "aimlib", threads: int | None = None,
                  f"SLURM job {slurm}" if slurm else "not under SLURM", threads)
         yield log
     if output is not None:
+        # not at the top: job scripts import this first, to limit threads before numpy loads
+        from aimlib.pipeline.tracking import job_done
+
         try:
             job_done(str(output), _cpu_seconds())
         except OSError:  # the report is a courtesy: a read-only .snakemake fails no job
@@ -187,6 +183,15 @@ def warm_numba_cache() -> float:
     Returns the seconds it took.
     """
     t0 = time.perf_counter()
+    # not at the top: job scripts import this first, to limit threads before numpy loads
+    import numpy as np
+
+    # not at the top: job scripts import this first, to limit threads before numpy loads
+    from aimlib import model, prior
+    from aimlib.algorithms import amp, gd
+    from aimlib.channels import CHANNELS
+    from aimlib.theory import state_evolution
+
     for name, cls in CHANNELS.items():
         T = max(cls.T_MIN, 2)
         data = model.generate(name, 0.5, 0.5, T, 12, 0)

@@ -8,8 +8,6 @@ job of the plan are matched by their output file.
 
 from __future__ import annotations
 
-from aimlib.pipeline.grids import ffmt
-
 __all__ = ["SE_PATH", "SMALL_WIDTH_PATH", "DATA_PATH", "AGG_PATH", "FINITE_SIZE_PATH",
            "FIGURE_PATH", "CONFIG_RECORD_PATH", "data_path"]
 
@@ -45,7 +43,7 @@ def se_files(plan, experiment: str) -> list[str]:
 
 def agg_files(plan, experiment: str, kind: str) -> list[str]:
     """The aggregates of one kind (``amp``, ``gd``, ``agd``, ``spectral``) of an experiment."""
-    # not at the top: paths is read by the workflow before the registries load
+    # not at the top: every job script imports paths; the registries load when needed
     from aimlib.algorithms import algorithm_of_kind
 
     stage = algorithm_of_kind(kind).name
@@ -54,6 +52,9 @@ def agg_files(plan, experiment: str, kind: str) -> list[str]:
 
 def group_data_files(group) -> list[str]:
     """The data files of a group (one per alpha): the inputs of its aggregates."""
+    # not at the top: every job script imports paths; the registries load when needed
+    from aimlib.pipeline.grids import ffmt
+
     return [data_path(group.stage).format(alpha=ffmt(a), **group.wildcards)
             for a in group.alphas]
 
@@ -66,11 +67,11 @@ def finite_size_inputs(plan, experiment: str, method: str) -> dict[str, list[str
 
 def figure_inputs(plan, fig: str, figures=None) -> dict[str, list[str]]:
     """The named inputs of a figure: the cached results its registry entry asks for."""
-    # not at the top: paths is read by the workflow before the registries load
+    # not at the top: every job script imports paths; the registries load when needed
     from aimlib.algorithms import aggregate_kinds
 
     if figures is None:
-        # not at the top: paths is read by the workflow before the registries load
+        # not at the top: every job script imports paths; the registries load when needed
         from aimlib.figures.registry import FIGURES as figures
     small = plan.small_width(fig)
     available = {

@@ -32,8 +32,6 @@ import sys
 import time
 from pathlib import Path
 
-from aimlib.pipeline.cost import JOB_STARTUP_SECONDS, estimate, planned_jobs, run_scope
-
 __all__ = ["start_run", "job_done", "progress_line", "cores_given", "RUN_DIR", "LONG_RUN_HOURS",
            "PAUSE_SECONDS", "REPORT_SECONDS"]
 
@@ -97,6 +95,9 @@ def start_run(config: dict, outputs, cores: int | None, logfiles=(), *, local: b
     CostEstimate
         The cost of this run's jobs.
     """
+    # not at the top: job scripts load tracking (via jobs) before the heavy modules
+    from aimlib.pipeline.cost import JOB_STARTUP_SECONDS, estimate, planned_jobs, run_scope
+
     out = sys.stderr if out is None else out
     run_dir = RUN_DIR if run_dir is None else Path(run_dir)
     outputs = {str(o) for o in outputs}
