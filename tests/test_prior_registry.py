@@ -70,7 +70,9 @@ def goe(monkeypatch):
 
 @pytest.mark.parametrize("name", list(PRIORS))
 def test_every_registered_prior_passes_the_identities(name):
-    for c in check_prior(make_prior(name, 0.5)):
+    """At one noise level here (tests/test_prior.py checks the tied prior's numerics across
+    rho and Delta against independent references)."""
+    for c in check_prior(make_prior(name, 0.5), deltas=(0.5,)):
         assert c.ok, c
 
 
