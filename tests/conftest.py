@@ -32,7 +32,7 @@ def copy_workflow(dest: Path, mini: bool = False) -> Path:
 
 
 def pytest_collection_modifyitems(config, items):
-    # Long end-to-end tests go first: under pytest -n 3 they start at once on their workers
+    # Long end-to-end tests go first: under pytest -n 2 they start at once on the two workers
     # and the many short tests fill the time beside them (longest first), instead of one long
     # test running alone at the end.
     items.sort(key=lambda it: 0 if it.get_closest_marker("slow") else 1)
