@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aimlib.algorithms.protocol import backend_option
-from aimlib.core.options import option
+from aimlib.core.options import option, validate
 
 __all__ = ["AMPOptions", "AMP_MIN_D_PER_T", "AMP_SCALES", "FLOAT32_FROM_D", "amp_dtype"]
 
@@ -27,8 +27,7 @@ def amp_dtype(dtype: str, d: int) -> str:
     """Resolve the ``dtype`` option (``auto``: float32 from ``d =`` :data:`FLOAT32_FROM_D`)."""
     if dtype == "auto":
         return "float32" if d >= FLOAT32_FROM_D else "float64"
-    if dtype not in ("float64", "float32"):
-        raise ValueError(f"dtype must be float64, float32 or auto, got dtype={dtype!r}")
+    validate(AMPOptions, {"dtype": dtype})  # the choices declared below, once
     return dtype
 
 

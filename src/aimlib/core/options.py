@@ -108,10 +108,10 @@ def option(default: Any, help: str, *, type: type | None = None, **spec) -> Any:
     :class:`Option` keywords (``ge``, ``gt``, ``le``, ``lt``, ``choices``, ``cli``,
     ``cli_help``); the type defaults to the default's."""
     return dataclasses.field(default=default, metadata={
-        "option": Option(help=help, type=type or builtins_type(default), **spec)})
+        "option": Option(help=help, type=type or _type_of(default), **spec)})
 
 
-def builtins_type(value) -> type:
+def _type_of(value) -> type:
     for t in (bool, int, float, str):
         if isinstance(value, t):
             return t
