@@ -256,7 +256,7 @@ def test_new_channel_needs_only_a_registry_line(monkeypatch, root):
     cfg.check(conf)
     plan = cfg.plan(conf)
     assert [j.channel for j in plan.se_jobs] == ["scaled"]
-    assert [g.cpar for g in plan.groups("amp")] == ["s0.4"]
+    assert [g.cpar for g in plan.groups("amp")] == ["_s0.4"]
 
 
 def _gaussian_conf(**exp):
@@ -294,8 +294,8 @@ def test_gaussian_plan_and_files():
                                                           (2, 0.1)]
     groups = plan.groups("amp")
     assert sorted((g.T, g.cpar, g.alphas) for g in groups) == [
-        (1, "delta0.0", (0.25,)), (1, "delta0.1", (0.25,)),
-        (2, "delta0.0", (0.0833333,)), (2, "delta0.1", (0.0833333,))]
+        (1, "_delta0.0", (0.25,)), (1, "_delta0.1", (0.25,)),
+        (2, "_delta0.0", (0.0833333,)), (2, "_delta0.1", (0.0833333,))]
     g = groups[0]
     assert plan.group("amp", {**g.wildcards, "alpha": "0.25"}) is g
     assert g.channel_params == {"delta": g.param}

@@ -110,3 +110,62 @@ def test_softmax_q_hat_beta_free():
 def test_bad_channels_rejected(kw, match):
     with pytest.raises(ValueError, match=match):
         make_channel(**kw)
+
+
+# ------------------------------------------------------------------ channel objects passed down
+def test_a_channel_object_passes_through_and_disagreement_is_named():
+    ch = make_channel("softmax", T=3, beta=2.0)
+    assert make_channel(ch) is ch and make_channel(ch, T=3, beta=2.0) is ch
+    # another channel's parameter at its default is accepted and ignored, as for a name
+    assert make_channel(make_channel("hardmax"), beta=1.0) == Hardmax(T=2)
+    with pytest.raises(ValueError, match=r"T=4 disagrees with the softmax channel given \(T=3\)"):
+        make_channel(ch, T=4)
+    with pytest.raises(ValueError, match=r"beta=1.0 disagrees .*\(beta=2.0\)"):
+        make_channel(ch, beta=1.0)
+    assert channels.channel_class(ch) is Softmax
+
+
+def test_library_calls_take_the_object_and_give_what_the_name_gives():
+    """generate, solve, one_step and the test error with a channel object: bitwise what the
+    name and its parameters give."""
+    from aimlib import model
+    from aimlib.theory import state_evolution as se
+
+    ch = make_channel("softmax", T=3, beta=2.0)
+    a = model.generate(ch, 0.2, 0.5, None, 20, 1)
+    b = model.generate("softmax", 0.2, 0.5, 3, 20, 1, beta=2.0)
+    assert np.array_equal(a.labels, b.labels) and np.array_equal(a.W, b.W)
+    assert (a.T, a.param) == (3, 2.0)
+    assert se.solve(ch, 0.05, 0.5) == se.solve("softmax", 0.05, 0.5, T=3, beta=2.0)
+    hm = make_channel("hardmax", variant="density")
+    assert se.one_step(hm, 0.4, 0.5) == se.one_step("hardmax", 0.4, 0.5, variant="density")
+    two = make_channel("softmax", T=2, beta=2.0)
+    assert se.test_error(two, 0.1, 0.5) == se.test_error("softmax", 0.1, 0.5, 2, beta=2.0)
+
+
+@pytest.mark.parametrize("kw", [dict(channel="softmax", T=3, beta=2.0),
+                                dict(channel="hardmax", T=2, variant="density"),
+                                dict(channel="gaussian", T=1, delta=0.1)])
+def test_channel_from_a_results_attributes(kw):
+    """An SE curve's attributes name its channel exactly (hardmax: no beta among them)."""
+    from aimlib.theory import state_evolution as se
+
+    ch = make_channel(**kw)
+    ds = se.curve(ch, [0.1, 0.2], 0.5)
+    assert channels.channel_from_attrs(ds.attrs) == ch
+    assert ("beta" in ds.attrs) == (kw["channel"] == "softmax")
+
+
+def test_file_names_carry_only_the_parameters_a_channel_has():
+    from aimlib.pipeline import config as cfg
+    from aimlib.pipeline.paths import SE_PATH
+
+    conf = {"seed": 0, "experiments": {"x": {
+        "channel": ["softmax", "hardmax"], "rho": 0.5, "T": 2,
+        "se": {"alpha": {"values": [0.1]}}},
+        "y": {"channel": "hardmax", "rho": 0.5, "T": 2, "tokens": "rademacher",
+              "se": {"alpha": {"values": [0.1]}}}}}
+    names = sorted(SE_PATH.format(**j.wildcards) for j in cfg.plan(conf).se_jobs)
+    assert names == ["data/se/x/hardmax_T2_rho0.5_exact.nc",
+                     "data/se/x/softmax_T2_beta1.0_rho0.5_exact.nc",
+                     "data/se/y/hardmax_T2-rademacher_rho0.5_exact.nc"]

@@ -14,14 +14,14 @@ def test_gradient_matches_central_differences():
     rng = np.random.default_rng(0)
     W = rng.normal(size=(2, data.d, data.r))
     X, y = data.tokens(), data.labels
-    loss, grad = gd.loss_and_grad(W, X, y, data.beta)
+    loss, grad = gd.loss_and_grad(W, X, y, data.ch.beta)
     eps = 1e-6
     for _ in range(12):
         k, i, j = rng.integers(2), rng.integers(data.d), rng.integers(data.r)
         E = np.zeros_like(W)
         E[k, i, j] = eps
-        lp, _ = gd.loss_and_grad(W + E, X, y, data.beta)
-        lm, _ = gd.loss_and_grad(W - E, X, y, data.beta)
+        lp, _ = gd.loss_and_grad(W + E, X, y, data.ch.beta)
+        lm, _ = gd.loss_and_grad(W - E, X, y, data.ch.beta)
         assert grad[k, i, j] == pytest.approx((lp[k] - lm[k]) / (2 * eps), rel=1e-5, abs=1e-9)
 
 

@@ -46,7 +46,8 @@ def test_plugin_error_against_the_model_at_d200(estimate, channel, T, beta, pred
     else:
         err = np.sum((model.one_hot(model.hardmax_output(h), T)
                       - model.one_hot(model.hardmax_output(hh), T)) ** 2, axis=(1, 2))
-    pred = gen.from_overlaps(channel, e["m"], e["Q"], e["rho"], T, beta, predictor, Q0=e["Q0"])
+    pred = gen.from_overlaps(channel, e["m"], e["Q"], e["rho"], T, predictor=predictor, Q0=e["Q0"],
+                             beta=beta)
     tol = 4 * err.std() / math.sqrt(n) + 4 * pred.abserr
     assert err.mean() == pytest.approx(pred.value, abs=tol)
 
@@ -71,7 +72,7 @@ def test_qmc_path_agrees_with_quadrature_at_T2(predictor, beta):
     """The randomised-QMC code used for T > 2, run at T = 2, against the quadrature."""
     q, Q0 = 1.1, 1.5
     rq = _rqmc(q, q, Q0, 2, beta, bayes=(predictor == "bayes"))
-    gh = gen.bayes("softmax", q, 0.5, 2, beta, predictor)
+    gh = gen.bayes("softmax", q, 0.5, 2, beta=beta, predictor=predictor)
     assert rq.value == pytest.approx(gh.value, abs=5 * rq.abserr + 2e-4)
 
 
@@ -82,7 +83,7 @@ def test_quadrature_converged(channel, beta, monkeypatch):
 
     for step in (base.NORMAL_STEP, 0.5 * base.NORMAL_STEP):
         monkeypatch.setattr(base, "NORMAL_STEP", step)
-        vals.append([gen.bayes(channel, 1.2, 0.5, 2, beta, p).value
+        vals.append([gen.bayes(channel, 1.2, 0.5, 2, beta=beta, predictor=p).value
                      for p in ("bayes", "plugin")])
     np.testing.assert_allclose(vals[0], vals[1], rtol=1e-9, atol=1e-12)
 

@@ -210,7 +210,7 @@ def test_interrupt_leaves_no_corrupt_cache(root, tmp_path):
     res = _snakemake(wd, "figures/fig1a.png", "--cores", "2", "--configfile", short)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     kept = ["figures/fig1a.png", "figures/fig1a.pdf"] + [
-        f"data/amp/fig1a/hardmax_exact/T2_beta1.0_rho{rho}_d100_alpha6.0.nc"
+        f"data/amp/fig1a/hardmax_exact/T2_rho{rho}_d100_alpha6.0.nc"
         for rho in (0.2, 0.5)]
 
     def digests():
@@ -263,8 +263,8 @@ def test_interrupt_leaves_no_corrupt_cache(root, tmp_path):
 
 
 #: One cache of each kind: SE, AMP data, GD data, an aggregate, the finite-size fit.
-VICTIMS = ["data/se/fig1a/hardmax_T2_beta1.0_rho0.5_exact.nc",
-           "data/amp/fig1a/hardmax_exact/T2_beta1.0_rho0.5_d20_alpha1.0.nc",
+VICTIMS = ["data/se/fig1a/hardmax_T2_rho0.5_exact.nc",
+           "data/amp/fig1a/hardmax_exact/T2_rho0.5_d20_alpha1.0.nc",
            "data/gd/fig2b/softmax_exact/T2_beta1.0_rho0.5_d16_alpha0.1.nc",
            "data/agg/fig2b/amp_softmax_exact_T2_beta1.0_rho0.5_d20.nc",
            "data/agg/fig3/finite_size_amp.nc"]

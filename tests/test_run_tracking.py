@@ -190,12 +190,12 @@ def test_repair_quarantines_and_removes_what_was_made_from_missing_caches(mini, 
             name = base64.urlsafe_b64encode(j.output.encode()).decode()
             (meta / name).write_text(json.dumps({"rule": "x", "input": list(j.inputs)}))
     # an aggregate made under another config (other alphas, all present) is not stale
-    other = "data/agg/fig1a/amp_hardmax_exact_T2_beta1.0_rho0.2_d20.nc"
+    other = "data/agg/fig1a/amp_hardmax_exact_T2_rho0.2_d20.nc"
     name = base64.urlsafe_b64encode(other.encode()).decode()
     (meta / name).write_text(json.dumps({"input": [jobs[0].output]}))
-    (tmp_path / "data/amp/fig1a/hardmax_exact/T2_beta1.0_rho0.2_d20_alpha0.5.nc").unlink()
+    (tmp_path / "data/amp/fig1a/hardmax_exact/T2_rho0.2_d20_alpha0.5.nc").unlink()
     gd = "data/gd/fig2b/softmax_exact/T2_beta1.0_rho0.5_d16_alpha0.1.nc"
-    se = "data/se/fig1a/hardmax_T2_beta1.0_rho0.5_exact.nc"
+    se = "data/se/fig1a/hardmax_T2_rho0.5_exact.nc"
     (tmp_path / gd).write_bytes((tmp_path / gd).read_bytes()[:300])
     (tmp_path / se).unlink()
     dry = integrity.repair(jobs, tmp_path, dry_run=True)
@@ -209,7 +209,7 @@ def test_repair_quarantines_and_removes_what_was_made_from_missing_caches(mini, 
             "figures/fig2b.pdf", "figures/fig2b.png", "figures/fig1a.pdf", "figures/fig1a.png"}
     for f in gone:
         assert not (tmp_path / f).exists(), f
-    assert rep.missing == {gd, se, "data/amp/fig1a/hardmax_exact/T2_beta1.0_rho0.2_d20_alpha0.5.nc"
+    assert rep.missing == {gd, se, "data/amp/fig1a/hardmax_exact/T2_rho0.2_d20_alpha0.5.nc"
                            } | (gone - {"figures/fig2b.png", "figures/fig1a.png"})
     # everything else is left alone: fig3's results (no record, no corrupt input), the
     # aggregate made from other inputs, the other aggregates, the data

@@ -30,6 +30,7 @@ import numpy as np
 
 from aimlib import __version__
 from aimlib.channels import CHANNELS as _REGISTRY
+from aimlib.channels import channel_class, make_channel
 from aimlib.core.options import flag
 from aimlib.prior import DEFAULT as DEFAULT_PRIOR
 from aimlib.prior import PRIORS, make_prior
@@ -99,15 +100,18 @@ def _open_out(args):
 # ----------------------------------------------------------------------------------- alphas
 
 
-def _cparams(args) -> dict:
-    """The channel parameters given on the command line (``--beta``, ``--delta``)."""
-    out = {"beta": getattr(args, "beta", 1.0)}
-    if getattr(args, "delta", None) is not None:
-        out["delta"] = args.delta
-    return out
+def _channel(args, variant: str | None = None):
+    """The channel object of the command line, made once: ``--channel``, ``--T`` and its
+    parameter (``--beta``, ``--delta``; a parameter of another channel is rejected unless it
+    is left at its default), with ``variant`` where the command has one."""
+    params = {k: getattr(args, k) for k in sorted({c.PARAM for c in _REGISTRY.values()} - {None})
+              if getattr(args, k, None) is not None}
+    if variant is not None and variant in channel_class(args.channel).VARIANTS:
+        params["variant"] = variant
+    return make_channel(args.channel, T=args.T, **params)
 
 
-def _alphas(args, channel: str, rho: float, T: int | None) -> np.ndarray:
+def _alphas(args, channel, rho: float) -> np.ndarray:
     """The sample ratios alpha = n / d^2 asked for, from --alpha, --alpha-bar or --grid."""
     # loaded by the subcommand that runs (aimlib --help stays light)
     from aimlib.theory.state_evolution import alpha_bar
@@ -125,7 +129,7 @@ def _alphas(args, channel: str, rho: float, T: int | None) -> np.ndarray:
     if np.any(~(vals > 0)):
         raise ValueError("every alpha must be > 0")
     # alpha_bar is linear in alpha: divide by its value at alpha = 1
-    return vals / float(alpha_bar(channel, 1.0, rho, T, **_cparams(args))) if bar else vals
+    return vals / float(alpha_bar(channel, 1.0, rho)) if bar else vals
 
 
 def _add_alpha_args(p: argparse.ArgumentParser, required: bool = True) -> None:
@@ -166,8 +170,8 @@ def _add_model_args(p: argparse.ArgumentParser, channel: bool = True,
     _add_prior_arg(p)
     p.add_argument("--T", type=int, default=None, help=_T_help(choices))
     if any(_REGISTRY[c].PARAM == "beta" for c in choices):
-        p.add_argument("--beta", type=float, default=1.0,
-                       help="softmax inverse temperature (SE does not depend on it)")
+        p.add_argument("--beta", type=float, default=None,
+                       help="softmax inverse temperature (default: 1; SE does not depend on it)")
     if any(_REGISTRY[c].PARAM == "delta" for c in choices):
         p.add_argument("--delta", type=float, default=None,
                        help="gaussian channel: noise variance Delta >= 0 (default: 0)")
@@ -196,15 +200,15 @@ def _cmd_se(args) -> int:
     from aimlib.theory import mismatched
     from aimlib.theory import state_evolution as se
 
-    alphas = _alphas(args, args.channel, args.rho, args.T)
+    ch = _channel(args, args.variant)
+    alphas = _alphas(args, ch, args.rho)
     if args.variant == "mismatched":
         if args.channel != "hardmax" or (args.T or 2) != 2 or args.prior != DEFAULT_PRIOR:
             raise ValueError("--variant mismatched is the hardmax T = 2 channel's, with the "
                              "tied prior")
         ds = mismatched.curve(alphas, args.rho)
     else:
-        ds = se.curve(args.channel, alphas, args.rho, args.T, variant=args.variant,
-                      prior=args.prior, **_cparams(args))
+        ds = se.curve(ch, alphas, args.rho, prior=args.prior)
     if args.format == "netcdf":
         if not args.output:
             raise ValueError("--format netcdf needs --output FILE")
@@ -215,7 +219,7 @@ def _cmd_se(args) -> int:
                      version=__version__)
         print(f"wrote {args.output} ({ds.sizes['alpha']} points)", file=sys.stderr)
         return 0
-    abar = se.alpha_bar(args.channel, alphas, args.rho, args.T, **_cparams(args))
+    abar = se.alpha_bar(ch, alphas, args.rho)
     rows = []
     for i, a in enumerate(alphas):
         row = {"alpha": float(a), "alpha_bar": float(abar[i]),
@@ -311,7 +315,10 @@ def _cmd_algorithm(args) -> int:
     from aimlib.algorithms import ALGORITHMS
 
     alg = ALGORITHMS[args.command]
-    alphas = _alphas(args, args.channel, args.rho, args.T)
+    variant = getattr(args, "variant", "exact")
+    ch = _channel(args, variant)
+    alg.check_point(ch.name, args.d, ch.T)
+    alphas = _alphas(args, ch, args.rho)
     opts = alg.validate({k: getattr(args, k) for k in alg.option_names() if hasattr(args, k)},
                         name=flag)
     if "backend" in opts:  # before any data is drawn: the package and, here, the GPU
@@ -319,17 +326,14 @@ def _cmd_algorithm(args) -> int:
         from aimlib.core.backend import check
 
         check(opts["backend"], "--backend")
-    variant = getattr(args, "variant", "exact")
     rows = []
     for a in alphas:
-        data = model.generate(args.channel, float(a), args.rho, args.T, args.d, args.seed,
-                              base_seed=args.base_seed, prior=args.prior, **_cparams(args))
-        alg.check_point(args.channel, args.d, data.T)
+        data = model.generate(ch, float(a), args.rho, None, args.d, args.seed,
+                              base_seed=args.base_seed, prior=args.prior)
         t0 = time.perf_counter()
         res = alg.run(data, variant=variant, progress=args.progress or None, **opts)
         wall = time.perf_counter() - t0
-        ref = alg.reference(args.channel, float(a), args.rho, data.T, variant,
-                            {**_cparams(args), "prior": data.prior})
+        ref = alg.reference(ch, float(a), data.prior)
         rows.append({"alpha": float(a), "d": args.d, "seed": args.seed, "n": data.n,
                      **alg.cli_row(res), **ref, "seconds": round(wall, 2)})
     with _open_out(args) as out:

@@ -160,11 +160,6 @@ class TeacherData:
         self.S = self.prior.matrix(self.W)
 
     @property
-    def beta(self) -> float:
-        """Softmax inverse temperature (1.0 for the other channels)."""
-        return self.param if self.channel == "softmax" else 1.0
-
-    @property
     def r(self) -> int:
         """Rank of the teacher's factor (the tied prior's ``rho d``)."""
         return self.W.shape[1] if self.prior.FACTORISED else self.prior.width(self.d)
@@ -263,13 +258,13 @@ class TeacherData:
 
 
 def generate(
-    channel: str,
+    channel: str | Channel,
     alpha: float,
     rho: float,
     T: int | None,
     d: int,
     seed: int,
-    beta: float = 1.0,
+    *,
     base_seed: int = 0,
     tokens: str | dict | TokenLaw | None = None,
     prior: str | Prior | None = None,
@@ -279,18 +274,18 @@ def generate(
 
     Parameters
     ----------
-    channel : str
-        A name in :data:`aimlib.channels.CHANNELS`.
+    channel : str or Channel
+        A channel object (:func:`aimlib.channels.make_channel`) or a name in
+        :data:`aimlib.channels.CHANNELS` with its parameters in ``params``.
     alpha, rho : float
         Sample and width ratios, both ``> 0``.
     T : int or None
-        Tokens per sample (hardmax: 2; Gaussian: from 1); None: the channel's smallest.
+        Tokens per sample (hardmax: 2; Gaussian: from 1); None: the channel's (an object's own,
+        or a name's smallest).
     d : int
         Embedding dimension.
     seed : int
         Seed index (0, 1, ...); with ``base_seed`` and the parameters it determines every draw.
-    beta : float
-        Softmax inverse temperature.
     base_seed : int
         The configuration's seed.
     tokens : str, dict or TokenLaw, optional
@@ -304,7 +299,8 @@ def generate(
         A prior other than the tied one draws its teacher from a seed key that also holds its
         name.
     **params
-        The channel's own parameter (``delta`` for the Gaussian channel).
+        With a channel name, its own parameter (``beta`` for the softmax, ``delta`` for the
+        Gaussian channel).
 
     Notes
     -----
@@ -313,8 +309,8 @@ def generate(
     initialisations use 2, fresh test samples 3 and GD's held-out samples 5), so any chunk is
     reproducible on its own.
     """
-    ch = make_channel(channel, T=T, beta=beta, **params)
-    T = ch.T
+    ch = make_channel(channel, T=T, **params)
+    channel, T = ch.name, ch.T
     law = make_tokens(tokens)
     ch.check_tokens(law)
     r, n = sizes(alpha, rho, d)

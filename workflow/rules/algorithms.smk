@@ -10,7 +10,7 @@ for _name, _alg in ALGORITHMS.items():
             update(data_path(_name)),
         log:
             f"logs/{_name}/{{experiment}}/{{channel}}_{{variant}}/"
-            "T{T}_{cpar}_rho{rho}_d{d}_alpha{alpha}.log",
+            "T{T}{cpar}_rho{rho}_d{d}_alpha{alpha}.log",
         conda:
             "../../environment.yml"
         threads: request(_name, "threads")
@@ -36,7 +36,7 @@ for _name, _alg in ALGORITHMS.items():
             update(agg_path(_name)),
         log:
             f"logs/{_name}_aggregate/{{experiment}}/{{kind}}_{{channel}}_{{variant}}_"
-            "T{T}_{cpar}_rho{rho}_d{d}.log",
+            "T{T}{cpar}_rho{rho}_d{d}.log",
         conda:
             "../../environment.yml"
         threads: 1

@@ -18,18 +18,19 @@ from aimlib.pipeline.paths import AGG_PATH, FINITE_SIZE_PATH, SE_PATH, SMALL_WID
 
 PLAN = cfg.plan(config)
 FLOAT = r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?"
-# The channel parameter in file names: beta1.0, delta0.1, ..., with the token law where it is
-# not Gaussian: beta1.0-rademacher, beta1.0-student_t10, beta1.0-correlated0.3
+# The model part of a file name after T{T}: the channel's parameter where it has one (_beta1.0,
+# _delta0.1; nothing for hardmax), then the token law where it is not Gaussian (-rademacher,
+# _beta1.0-student_t10, -correlated0.3); empty for hardmax with Gaussian tokens
 CPAR = (
-    "("
-    + "|".join(sorted({c.PARAM or "beta" for c in CHANNELS.values()}))
+    "((_("
+    + "|".join(sorted({c.PARAM for c in CHANNELS.values() if c.PARAM}))
     + ")"
     + FLOAT
-    + "(-("
+    + ")?(-("
     + "|".join(TOKEN_LAWS)
     + ")("
     + FLOAT
-    + ")?)?"
+    + ")?)?)"
 )
 
 

@@ -4,7 +4,7 @@ rule se_curve:
     output:
         update(SE_PATH),
     log:
-        "logs/se_curve/{experiment}/{channel}_T{T}_{cpar}_rho{rho}_{variant}.log",
+        "logs/se_curve/{experiment}/{channel}_T{T}{cpar}_rho{rho}_{variant}.log",
     priority: 50
     conda:
         "../../environment.yml"

@@ -15,6 +15,7 @@ import sys
 
 from aimlib import model
 from aimlib.algorithms import ALGORITHMS
+from aimlib.channels import make_channel
 from aimlib.pipeline.aggregate import stack_seeds
 from aimlib.pipeline.io import write_netcdf
 from aimlib.pipeline.jobs import end_job, job_log, progress_callback, resolved_config
@@ -26,12 +27,12 @@ with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     alg = ALGORITHMS[sm.params.algorithm]
     job = sm.params.job
     opts = dict(job["options"])
+    channel = make_channel(w.channel, T=int(w.T), **job["channel_params"])
     runs = []
     for seed in job["seeds"]:
-        data = model.generate(w.channel, float(w.alpha), float(w.rho), int(w.T), int(w.d), seed,
-                              base_seed=int(sm.params.base_seed), tokens=job["tokens"],
-                              **job["channel_params"])
-        log.info("%s %s (%s) T=%d %s rho=%g d=%d alpha=%g seed=%d n=%d, options %s",
+        data = model.generate(channel, float(w.alpha), float(w.rho), None, int(w.d), seed,
+                              base_seed=int(sm.params.base_seed), tokens=job["tokens"])
+        log.info("%s %s (%s) T=%d%s rho=%g d=%d alpha=%g seed=%d n=%d, options %s",
                  alg.label, data.channel, w.variant, data.T, w.cpar, data.rho, data.d,
                  data.alpha, seed, data.n, opts)
         with progress_callback(alg, sys.stderr, opts, seed, log) as progress:
@@ -39,7 +40,7 @@ with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     ds = stack_seeds(runs, job["seeds"])
     ds.attrs.update(channel=w.channel, variant=w.variant, T=int(w.T), rho=float(w.rho),
                     d=int(w.d), alpha=float(w.alpha), n=data.n, algorithm=alg.name,
-                    **{"beta": data.beta, **job["channel_params"]},
+                    **job["channel_params"],
                     **data.token_law.attrs,
                     **alg.dataset_attrs(opts))
     write_netcdf(ds, sm.output[0], config=resolved_config(sm.config), version=sm.params.version)

@@ -6,6 +6,7 @@ import signal
 # Ctrl-C while importing: exit quietly (nothing is written before job_log, which takes over)
 signal.signal(signal.SIGINT, lambda *_: os._exit(130))
 
+from aimlib.channels import make_channel
 from aimlib.pipeline.io import write_netcdf
 from aimlib.pipeline.jobs import JobFailure, end_job, job_log, resolved_config
 from aimlib.theory import mismatched, state_evolution
@@ -15,16 +16,16 @@ sm = snakemake  # noqa: F821  (injected by Snakemake)
 with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     w = sm.wildcards
     p = sm.params.se
-    log.info("SE %s T=%s %s rho=%s variant=%s on %d alphas", w.channel, w.T, w.cpar, w.rho,
-             w.variant, len(p["alphas"]))
+    what = f"SE {w.channel} T={w.T}{w.cpar} rho={w.rho} {w.variant} ({w.experiment})"
+    log.info("%s on %d alphas", what, len(p["alphas"]))
     if w.variant == "mismatched":  # the SE of AMP with the published (density) g_out
         ds = mismatched.curve(p["alphas"], float(w.rho), variant="density")
         ds.attrs["variant"] = "mismatched"
         ds = ds.assign_coords(alpha_bar=("alpha", ds["alpha"].values / float(w.rho)))
     else:
-        ds = state_evolution.curve(w.channel, p["alphas"], float(w.rho), T=int(w.T),
-                                   tol=p["tol"], variant=w.variant, tokens=p["tokens"],
-                                   **p["channel_params"])
+        ch = make_channel(w.channel, T=int(w.T), variant=w.variant, **p["channel_params"])
+        ds = state_evolution.curve(ch, p["alphas"], float(w.rho), tol=p["tol"],
+                                   tokens=p["tokens"])
     ds.attrs["experiment"] = w.experiment
     n_bad = int((ds.converged == 0).sum())
     log.info("converged %d/%d, %d SE evaluations", ds.sizes["alpha"] - n_bad, ds.sizes["alpha"],
@@ -32,8 +33,7 @@ with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     bad = state_evolution.unconverged_points(ds)
     if bad and not p["allow_unconverged"]:
         raise JobFailure(
-            f"SE {w.channel} T={w.T} {w.cpar} rho={w.rho} {w.variant} ({w.experiment}): "
-            f"{len(bad)} point(s) did not converge: {'; '.join(bad)}. Set "
+            f"{what}: {len(bad)} point(s) did not converge: {'; '.join(bad)}. Set "
             f"experiments.{w.experiment}.se.allow_unconverged: true to cache them anyway "
             "(figures draw them hollow, fits leave them out)")
     for line in bad:

@@ -64,7 +64,7 @@ from aimlib.algorithms.amp_result import (
     STOP_REASONS,  # noqa: F401  (re-exported)
     AMPResult,
 )
-from aimlib.channels import channel_class, make_channel
+from aimlib.channels import Channel, channel_class
 from aimlib.core import backend as backends
 from aimlib.core.options import CHUNK, TOKEN_BUDGET, validate
 from aimlib.core.progress import close_bar, open_bar
@@ -302,7 +302,7 @@ def run(
     if data.n * data.T < data.d:
         raise ValueError(f"n T = {data.n * data.T} < d = {data.d}: too few samples for AMP "
                          "(alpha must be at least 1 / (T d))")
-    ch = make_channel(data.channel, **{**data.ch.params, "variant": variant})
+    ch = data.ch.with_variant(variant)
     ch.check_tokens(data.token_law)
     ch = data.algorithm_channel(ch)
     if onsager not in ("auto", "nishimori", "general"):
@@ -388,13 +388,13 @@ def _next_damping(first: float, attempt: int) -> float:
     return 1.0 - 0.5 ** attempt
 
 
-def run_point(channel: str, alpha: float, rho: float, T: int, d: int, seed: int,
-              beta: float = 1.0, *, base_seed: int = 0, **opts) -> AMPResult:
+def run_point(channel: str | Channel, alpha: float, rho: float, T: int | None, d: int,
+              seed: int, *, base_seed: int = 0, **opts) -> AMPResult:
     """Draw teacher data from a seed (:func:`aimlib.model.generate`) and run AMP on it.
 
-    The channel's own parameter (``delta`` for the Gaussian channel) is passed to the data;
-    every other keyword is an option of :func:`run`.
+    ``channel`` is an object or a name; with a name, its own parameter (``beta``, ``delta``)
+    is passed to the data; every other keyword is an option of :func:`run`.
     """
     cparams, opts = channel_class(channel).split_params(opts)
-    data = generate(channel, alpha, rho, T, d, seed, beta=beta, base_seed=base_seed, **cparams)
+    data = generate(channel, alpha, rho, T, d, seed, base_seed=base_seed, **cparams)
     return run(data, **opts)

@@ -33,7 +33,7 @@ from aimlib.algorithms.gd_steps import (  # noqa: F401  (re-exported)
     loss_and_grad,
     memory_per_init,
 )
-from aimlib.channels import CHANNELS, channel_class
+from aimlib.channels import CHANNELS, Channel, channel_class
 from aimlib.core import backend as backends
 from aimlib.core.options import validate
 from aimlib.core.progress import close_bar, open_bar
@@ -338,11 +338,11 @@ def _adam(stepper, W, lo, state, rule, progress, bar):
     state.record_losses(lo, losses[:t])
 
 
-def run_point(alpha: float, rho: float, T: int, d: int, seed: int, inits: int = GDOptions.inits,
-              beta: float = 1.0, *, base_seed: int = 0, channel: str = "softmax",
-              **opts) -> GDResult:
-    """Draw teacher data of ``channel`` from a seed and run GD / AGD on it (the channel's own
-    parameter, ``delta`` for the Gaussian channel, goes to the data)."""
+def run_point(alpha: float, rho: float, T: int | None, d: int, seed: int,
+              inits: int = GDOptions.inits, *, base_seed: int = 0,
+              channel: str | Channel = "softmax", **opts) -> GDResult:
+    """Draw teacher data of ``channel`` (an object, or a name whose own parameter, ``beta`` or
+    ``delta``, goes to the data) from a seed and run GD / AGD on it."""
     cparams, opts = channel_class(channel).split_params(opts)
-    data = generate(channel, alpha, rho, T, d, seed, beta=beta, base_seed=base_seed, **cparams)
+    data = generate(channel, alpha, rho, T, d, seed, base_seed=base_seed, **cparams)
     return run(data, inits=inits, **opts)

@@ -151,17 +151,19 @@ class Algorithm:
         raise NotImplementedError
 
     @classmethod
-    def run_point(cls, channel: str, alpha: float, rho: float, T: int, d: int, seed: int,
+    def run_point(cls, channel, alpha: float, rho: float, T: int | None, d: int, seed: int,
                   *, base_seed: int = 0, variant: str = "exact", **kw):
-        """Draw teacher data from a seed and run; the channel's parameters (``beta``,
-        ``delta``) go to the data, the rest to :meth:`run`."""
+        """Draw teacher data from a seed and run; ``channel`` is an object
+        (:func:`aimlib.channels.make_channel`) or a name whose own parameter (``beta``,
+        ``delta``) is taken from ``kw``; the rest goes to :meth:`run`."""
         # when a run is made: the workflow imports the registry while it parses
-        from aimlib.channels import channel_class
+        from aimlib.channels import channel_class, make_channel
         from aimlib.model import generate
 
-        cls.check_point(channel, d, T)
         cparams, opts = channel_class(channel).split_params(kw)
-        data = generate(channel, alpha, rho, T, d, seed, base_seed=base_seed, **cparams)
+        ch = make_channel(channel, T=T, **cparams)
+        cls.check_point(ch.name, d, ch.T)
+        data = generate(ch, alpha, rho, None, d, seed, base_seed=base_seed)
         return cls.run(data, variant=variant, **opts)
 
     # ------------------------------------------------------------------ resources
@@ -229,14 +231,15 @@ class Algorithm:
     CLI_EXAMPLE: ClassVar[str] = ""
 
     @classmethod
-    def reference(cls, channel: str, alpha: float, rho: float, T: int, variant: str,
-                  cparams: dict) -> dict:
-        """What a run is compared with on the command line: the Bayes-optimal error (SE)."""
+    def reference(cls, channel, alpha: float, prior) -> dict:
+        """What a run is compared with on the command line: the Bayes-optimal error (SE) for
+        ``channel`` (an object, with the run's variant) and ``prior`` (an object)."""
         # when a run is made: the workflow imports the registry while it parses
         from aimlib.theory.state_evolution import solve
 
-        kw = dict(cparams, **({"variant": variant} if cls.HAS_VARIANTS else {}))
-        return {"SE": solve(channel, alpha, rho, T, **kw).error}
+        if not cls.HAS_VARIANTS:
+            channel = channel.with_variant(channel.VARIANTS[0])
+        return {"SE": solve(channel, alpha, prior.rho, prior=prior).error}
 
     @classmethod
     def cli_row(cls, res) -> dict:

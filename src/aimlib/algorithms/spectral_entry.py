@@ -63,25 +63,24 @@ class Spectral(Algorithm):
     @classmethod
     def job(cls, data, variant, opts, log, progress=None):
         res = cls.run(data, variant=variant, **opts)
-        cparams = {k: v for k, v in data.ch.params.items() if k not in ("T", "variant")}
-        pred = cls.prediction(data.channel, data.alpha, data.rho, data.T, variant, cparams)
+        pred = cls.prediction(data.ch.with_variant(variant), data.alpha, data.prior)
         log.info("seed %d: spectral error %.6f (one-step SE %.6f), q_hat %.5g", data.seed,
                  res.error, pred, res.q_hat)
         return res.to_dataset().assign(error_pred=pred, **outcome(data, res.S_hat, log,
                                                                  "spectral"))
 
     @classmethod
-    def prediction(cls, channel, alpha, rho, T, variant, cparams) -> float:
+    def prediction(cls, channel, alpha: float, prior) -> float:
         """Its error predicted by one SE step from the prior's mean (docs/theory.md §4.1)."""
         # when a run is made: the workflow imports the registry while it parses
         from aimlib.theory.state_evolution import one_step
 
-        return one_step(channel, alpha, rho, T, variant=variant, **cparams)
+        return one_step(channel, alpha, prior.rho, prior=prior)
 
     @classmethod
-    def reference(cls, channel, alpha, rho, T, variant, cparams) -> dict:
-        return {"one_step_SE": cls.prediction(channel, alpha, rho, T, variant, cparams),
-                **super().reference(channel, alpha, rho, T, variant, cparams)}
+    def reference(cls, channel, alpha: float, prior) -> dict:
+        return {"one_step_SE": cls.prediction(channel, alpha, prior),
+                **super().reference(channel, alpha, prior)}
 
     @classmethod
     def cli_row(cls, res) -> dict:

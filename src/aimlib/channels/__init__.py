@@ -8,6 +8,7 @@ tests all take the list of channels from it.  Adding a channel is a module with 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import fields
 
 from aimlib.channels.base import Channel, check_T, pair_weights
@@ -29,6 +30,7 @@ __all__ = [
     "Hardmax",
     "Gaussian",
     "make_channel",
+    "channel_from_attrs",
     "channel_class",
     "channel_params",
     "pair_weights",
@@ -49,8 +51,11 @@ CHANNELS: dict[str, type[Channel]] = {
 }
 
 
-def channel_class(name: str) -> type[Channel]:
-    """The class registered as ``name``, or a ``ValueError`` listing the known channels."""
+def channel_class(name: str | Channel) -> type[Channel]:
+    """The class registered as ``name`` (a channel object's own class), or a ``ValueError``
+    listing the known channels."""
+    if isinstance(name, Channel):
+        return type(name)
     try:
         return CHANNELS[name]
     except (KeyError, TypeError):
@@ -87,15 +92,41 @@ def channel_params(name: str, **params) -> dict:
     return out
 
 
-def make_channel(channel: str, T: int | None = None, **params) -> Channel:
+def make_channel(channel: str | Channel, T: int | None = None, **params) -> Channel:
     """Channel object from its registry name, ``T`` and its own parameters (``beta`` for the
-    softmax, ``variant`` for hardmax, ``delta`` for the Gaussian channel).
+    softmax, ``variant`` for hardmax, ``delta`` for the Gaussian channel), or a channel object
+    passed through unchanged.
 
     A parameter of another channel is accepted only at its default (so that ``beta=1.0`` can be
-    passed along for any channel); otherwise the error names it.
+    passed along for any channel); otherwise the error names it.  With a channel object, ``T``
+    and ``params`` may only repeat what the object already is (the error names the key that
+    disagrees): the object is made once, where the user's input is read, and passed down.
     """
+    if isinstance(channel, Channel):
+        own = channel_params(channel.name, **params)
+        if T is not None and int(T) != channel.T:
+            raise ValueError(f"T={T!r} disagrees with the {channel.name} channel given "
+                             f"(T={channel.T})")
+        for key, value in own.items():
+            if getattr(channel, key) != value:
+                raise ValueError(f"{key}={value!r} disagrees with the {channel.name} channel "
+                                 f"given ({key}={getattr(channel, key)!r})")
+        return channel
     cls = channel_class(channel)
     kw = channel_params(channel, **params)
     if T is not None:
         kw["T"] = T
+    return cls(**kw)
+
+
+def channel_from_attrs(attrs: Mapping) -> Channel:
+    """The channel a result was computed with, from its dataset's attributes (``channel``,
+    ``T``, the channel's parameter when it has one, and ``variant`` when it is one of the
+    channel's)."""
+    cls = channel_class(attrs["channel"])
+    kw: dict = {"T": int(attrs["T"])}
+    if cls.PARAM and cls.PARAM in attrs:
+        kw[cls.PARAM] = float(attrs[cls.PARAM])
+    if len(cls.VARIANTS) > 1 and attrs.get("variant") in cls.VARIANTS:
+        kw["variant"] = str(attrs["variant"])
     return cls(**kw)

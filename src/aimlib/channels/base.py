@@ -15,6 +15,7 @@ Pair coordinates ``a <= b`` carry weights ``w_aa = 2`` and ``w_ab = 1`` (``Var h
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import ClassVar
@@ -176,10 +177,18 @@ class Channel:
 
     @classmethod
     def split_params(cls, kwargs: dict) -> tuple[dict, dict]:
-        """Split keyword arguments into the channel's parameter (other than ``beta``, which the
-        library functions take by name) and the rest."""
-        mine = {k: v for k, v in kwargs.items() if k == cls.PARAM and k != "beta"}
+        """Split keyword arguments into the channel's parameter and the rest."""
+        mine = {k: v for k, v in kwargs.items() if k == cls.PARAM}
         return mine, {k: v for k, v in kwargs.items() if k not in mine}
+
+    def with_variant(self, variant: str) -> Channel:
+        """This channel with output function ``variant`` (one of :attr:`VARIANTS`)."""
+        if variant not in self.VARIANTS:
+            raise ValueError(f"variant must be one of {self.VARIANTS} for the {self.name} "
+                             f"channel, got variant={variant!r}")
+        if getattr(self, "variant", "exact") == variant:
+            return self
+        return dataclasses.replace(self, variant=variant)
 
     @property
     def param_value(self) -> float:

@@ -101,10 +101,11 @@ def channel_param_values(exp: dict, block: dict | None, channel: str) -> list[fl
 
 
 def cpar(channel: str, value: float, tokens=None) -> str:
-    """The model-parameter part of a file name: ``beta1.0``, ``delta0.1`` (hardmax, which has
-    no parameter, writes ``beta1.0`` as it always has), followed by ``-<law>`` for tokens that
-    are not Gaussian (``beta1.0-rademacher``, ``beta1.0-student_t10``)."""
-    out = f"{CHANNELS[channel].PARAM or 'beta'}{ffmt(value)}"
+    """The model-parameter part of a file name, joined to the ``T`` before it: the channel's
+    own parameter (``_beta1.0``, ``_delta0.1``; nothing for hardmax, which has none), then
+    ``-<law>`` for tokens that are not Gaussian (``_beta1.0-rademacher``, ``-student_t10``)."""
+    param = CHANNELS[channel].PARAM
+    out = f"_{param}{ffmt(value)}" if param else ""
     if tokens is not None and not tokens.is_gaussian:
         out += f"-{tokens.tag}"
     return out

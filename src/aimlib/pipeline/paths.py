@@ -12,14 +12,14 @@ __all__ = ["SE_PATH", "SMALL_WIDTH_PATH", "DATA_PATH", "AGG_PATH", "FINITE_SIZE_
            "FIGURE_PATH", "CONFIG_RECORD_PATH", "data_path"]
 
 #: One state-evolution curve of an experiment.
-SE_PATH = "data/se/{experiment}/{channel}_T{T}_{cpar}_rho{rho}_{variant}.nc"
+SE_PATH = "data/se/{experiment}/{channel}_T{T}{cpar}_rho{rho}_{variant}.nc"
 #: The hardmax rho -> 0 limit of an experiment.
 SMALL_WIDTH_PATH = "data/se/{experiment}/small_width_{variant}.nc"
 #: One data job: an algorithm at one point, every seed.
 DATA_PATH = ("data/{algorithm}/{experiment}/{channel}_{variant}/"
-             "T{T}_{cpar}_rho{rho}_d{d}_alpha{alpha}.nc")
+             "T{T}{cpar}_rho{rho}_d{d}_alpha{alpha}.nc")
 #: One aggregate over seeds (``kind``: ``amp``, ``gd``, ``agd``, ``spectral``).
-AGG_PATH = "data/agg/{experiment}/{kind}_{channel}_{variant}_T{T}_{cpar}_rho{rho}_d{d}.nc"
+AGG_PATH = "data/agg/{experiment}/{kind}_{channel}_{variant}_T{T}{cpar}_rho{rho}_d{d}.nc"
 #: The finite-size fit of one aggregate kind.
 FINITE_SIZE_PATH = "data/agg/{experiment}/finite_size_{method}.nc"
 #: A figure (``ext``: ``pdf`` or ``png``; the cost and progress count its ``pdf``).

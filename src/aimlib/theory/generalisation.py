@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aimlib.channels import make_channel
+from aimlib.channels import Channel, make_channel
 from aimlib.channels.base import NORMAL_RANGE, NORMAL_STEP, TestError, normal_rule
 from aimlib.core.validation import check_rho
 
@@ -42,9 +42,9 @@ PREDICTORS = ("bayes", "plugin", "argmax")
 #: :mod:`aimlib.channels.base`, next to the channels whose test errors use them.)
 
 
-def _channel(channel: str, T: int | None, beta: float, predictor: str, **params):
+def _channel(channel: str | Channel, T: int | None, predictor: str, **params) -> Channel:
     """The channel object, with the predictor checked against the ones it has."""
-    ch = make_channel(channel, T=T, beta=beta, **params)
+    ch = make_channel(channel, T=T, **params)
     if predictor not in ch.PREDICTORS:
         raise ValueError(f"predictor must be one of {ch.PREDICTORS} for the {ch.name} channel, "
                          f"got predictor={predictor!r}")
@@ -60,8 +60,8 @@ def _check_overlaps(m: float, Q: float, rho: float, Q0: float | None = None) -> 
     return Q0
 
 
-def from_overlaps(channel: str, m: float, Q: float, rho: float, T: int | None = None,
-                  beta: float = 1.0, predictor: str = "plugin", *, Q0: float | None = None,
+def from_overlaps(channel: str | Channel, m: float, Q: float, rho: float,
+                  T: int | None = None, *, predictor: str = "plugin", Q0: float | None = None,
                   **params) -> TestError:
     """Test error of the plug-in predictor ``y(X; S_hat)`` of any estimate with overlaps
     ``m = (1/d) Tr(S_hat S*)`` and ``Q = (1/d) ||S_hat||^2`` (``predictor="plugin"``), or, for
@@ -71,17 +71,17 @@ def from_overlaps(channel: str, m: float, Q: float, rho: float, T: int | None = 
     (:meth:`aimlib.channels.Channel.plugin_test_error`)."""
     if predictor == "bayes":
         raise ValueError("predictor='bayes' needs the posterior: use generalisation.bayes")
-    ch = _channel(channel, T, beta, predictor, **params)
+    ch = _channel(channel, T, predictor, **params)
     Q0 = _check_overlaps(m, Q, rho, Q0)
     return ch.plugin_test_error(m, Q, Q0, predictor)
 
 
-def bayes(channel: str, q: float, rho: float, T: int | None = None, beta: float = 1.0,
+def bayes(channel: str | Channel, q: float, rho: float, T: int | None = None, *,
           predictor: str = "bayes", **params) -> TestError:
     """Test error of the Bayes-optimal estimator whose overlap is ``q`` (``m = Q = q``):
     ``predictor="bayes"`` (posterior-mean prediction), ``"plugin"`` (``y(X; S_hat)`` with
     ``S_hat`` the posterior mean) or, hardmax, ``"argmax"``."""
-    ch = _channel(channel, T, beta, predictor, **params)
+    ch = _channel(channel, T, predictor, **params)
     Q0 = _check_overlaps(q, q, rho)
     if predictor != "bayes":
         return ch.plugin_test_error(q, q, Q0, predictor)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from aimlib.channels import make_channel
+from aimlib.channels import Channel, make_channel
 from aimlib.channels.softmax import perfect_recovery_alpha_bar
 from aimlib.core.validation import check_alpha, check_rho
 from aimlib.prior import DEFAULT as DEFAULT_PRIOR
@@ -69,7 +69,7 @@ DISAGREE = 1e-6
 
 @dataclass(frozen=True)
 class SEResult:
-    """State-evolution fixed point at one ``(channel, alpha, rho, T, beta)``.
+    """State-evolution fixed point at one ``(channel, alpha, rho, T)``.
 
     Attributes
     ----------
@@ -94,7 +94,6 @@ class SEResult:
     alpha: float
     rho: float
     T: int
-    beta: float
     param: float
     error: float
     q: float
@@ -167,7 +166,7 @@ def _solve_channel(ch, alpha: float, pr: Prior, q_start: float, tol: float,
                        pr.second_moment, tol=tol)
 
 
-def _result(ch, alpha, pr: Prior, beta, unf: FixedPointResult, inf: FixedPointResult,
+def _result(ch, alpha, pr: Prior, unf: FixedPointResult, inf: FixedPointResult,
             index: IndexLaw | None = None) -> SEResult:
     Q0 = pr.second_moment
 
@@ -178,7 +177,7 @@ def _result(ch, alpha, pr: Prior, beta, unf: FixedPointResult, inf: FixedPointRe
         return math.inf if V <= 0 else _q_hat(ch, alpha, q, V, index)
 
     return SEResult(
-        channel=ch.name, alpha=alpha, rho=pr.rho, T=ch.T, beta=beta, param=ch.param_value,
+        channel=ch.name, alpha=alpha, rho=pr.rho, T=ch.T, param=ch.param_value,
         error=_error(Q0, unf.q), q=unf.q, q_hat=qh(unf.q),
         iterations=unf.iterations, converged=unf.converged,
         error_informed=_error(Q0, inf.q), q_informed=inf.q,
@@ -197,11 +196,10 @@ def _informed_start(pr: Prior) -> float:
 
 
 def solve(
-    channel: str,
+    channel: str | Channel,
     alpha: float,
     rho: float,
     T: int | None = None,
-    beta: float = 1.0,
     *,
     tol: float = TOL,
     tokens=None,
@@ -212,16 +210,15 @@ def solve(
 
     Parameters
     ----------
-    channel : str
-        Output channel, a name in :data:`aimlib.channels.CHANNELS`.
+    channel : str or Channel
+        Output channel: an object (:func:`aimlib.channels.make_channel`) or a name in
+        :data:`aimlib.channels.CHANNELS` with its parameters in ``params``.
     alpha : float
         Sample ratio ``n / d^2``, ``> 0``.
     rho : float
         Width ratio ``r / d``, ``> 0``.
     T : int, optional
-        Tokens per sequence (default: the channel's smallest, 2 or, Gaussian, 1; hardmax: 2 only).
-    beta : float
-        Softmax inverse temperature (SE does not depend on it).
+        Tokens per sequence (default: an object's own, or a name's smallest: 2 or, Gaussian, 1).
     tol : float
         Fixed-point tolerance on ``|F(q) - q|``.
     tokens : str, dict or TokenLaw, optional
@@ -232,8 +229,9 @@ def solve(
         The teacher's prior (:data:`aimlib.prior.PRIORS`; default the paper's, ``"tied"``): its
         MMSE, ``Q0`` and the uninformed start ``q0``.
     **params
-        The channel's own parameters: ``variant`` (hardmax: ``"exact"`` or ``"density"``, the
-        published error of docs/theory.md §7), ``delta`` (Gaussian noise variance, ``>= 0``).
+        With a channel name, its own parameters: ``beta`` (softmax inverse temperature; SE does
+        not depend on it), ``variant`` (hardmax: ``"exact"`` or ``"density"``, the published
+        error of docs/theory.md §7), ``delta`` (Gaussian noise variance, ``>= 0``).
 
     Returns
     -------
@@ -241,19 +239,18 @@ def solve(
     """
     alpha = check_alpha(alpha)
     pr = make_prior(prior, check_rho(rho))
-    ch = make_channel(channel, T=T, beta=beta, **params)
+    ch = make_channel(channel, T=T, **params)
     index = _index_law(ch, tokens, pr)
     unf = _solve_channel(ch, alpha, pr, pr.mean_overlap, tol, index)
     inf = _solve_channel(ch, alpha, pr, _informed_start(pr), tol, index)
-    return _result(ch, alpha, pr, float(beta), unf, inf, index)
+    return _result(ch, alpha, pr, unf, inf, index)
 
 
 def curve(
-    channel: str,
+    channel: str | Channel,
     alphas: Sequence[float] | np.ndarray,
     rho: float,
     T: int | None = None,
-    beta: float = 1.0,
     *,
     tol: float = TOL,
     tokens=None,
@@ -280,7 +277,7 @@ def curve(
     for v in a:
         check_alpha(v)
     pr = make_prior(prior, check_rho(rho))
-    ch = make_channel(channel, T=T, beta=beta, **params)
+    ch = make_channel(channel, T=T, **params)
     index = _index_law(ch, tokens, pr)
     Q0, q0 = pr.second_moment, pr.mean_overlap
     order = np.argsort(a, kind="stable")
@@ -296,14 +293,13 @@ def curve(
         res = _solve_channel(ch, float(a[i]), pr, q_prev, tol, index)
         inf[i] = res
         q_prev = max(q0, min(res.q, _informed_start(pr)))
-    results = [_result(ch, float(a[i]), pr, float(beta), unf[i], inf[i], index)
-               for i in range(a.size)]
-    ds = _results_dataset(results, a, ch, pr, beta, tol)
+    results = [_result(ch, float(a[i]), pr, unf[i], inf[i], index) for i in range(a.size)]
+    ds = _results_dataset(results, a, ch, pr, tol)
     ds.attrs.update(make_tokens(tokens).attrs)
     return ds
 
 
-def _results_dataset(results, a, ch, pr: Prior, beta, tol) -> xr.Dataset:
+def _results_dataset(results, a, ch, pr: Prior, tol) -> xr.Dataset:
     rho = pr.rho
 
     def col(name, dtype=np.float64):
@@ -325,7 +321,7 @@ def _results_dataset(results, a, ch, pr: Prior, beta, tol) -> xr.Dataset:
         coords={"alpha": a, "alpha_bar": ("alpha", a * ch.alpha_bar_factor(rho))},
     )
     ds.attrs.update(
-        channel=ch.name, rho=float(rho), T=int(ch.T), beta=float(beta),
+        channel=ch.name, rho=float(rho), T=int(ch.T),
         variant=getattr(ch, "variant", "exact"), param=ch.param_value,
         Q0=float(pr.second_moment), tol=float(tol), stop_reasons=" ".join(SE_STOP_REASONS),
     )
@@ -367,7 +363,7 @@ def unconverged_points(ds: xr.Dataset) -> list[str]:
             for i in sorted(bad)]
 
 
-def one_step(channel: str, alpha: float, rho: float, T: int | None = None, beta: float = 1.0,
+def one_step(channel: str | Channel, alpha: float, rho: float, T: int | None = None, *,
              prior: str | Prior | None = None, **params) -> float:
     """Error of the spectral estimator predicted by one SE step from the prior's mean
     (docs/theory.md §4.1): at ``q = q0``, ``V = Q0 - q0`` (tied prior: ``q = rho``, ``V = 1``) the
@@ -375,7 +371,7 @@ def one_step(channel: str, alpha: float, rho: float, T: int | None = None, beta:
     error is ``mmse(1 / q_hat)``."""
     alpha = check_alpha(alpha)
     pr = make_prior(prior, check_rho(rho))
-    ch = make_channel(channel, T=T, beta=beta, **params)
+    ch = make_channel(channel, T=T, **params)
     qh = ch.q_hat(alpha, pr.mean_overlap, pr.variance)
     if not qh >= 0:
         return math.nan
@@ -393,7 +389,7 @@ def softmax_perfect_recovery_threshold(rho: float) -> float:
     return perfect_recovery_alpha_bar(check_rho(rho))
 
 
-def perfect_recovery_threshold(channel: str, rho: float, T: int | None = None,
+def perfect_recovery_threshold(channel: str | Channel, rho: float, T: int | None = None,
                                prior: str | Prior | None = None, **params) -> float | None:
     """``alpha`` at which the Bayes-optimal error of ``channel`` reaches 0 (``None`` if it
     never does: hardmax, or the Gaussian channel with noise)."""
@@ -406,14 +402,14 @@ def perfect_recovery_threshold(channel: str, rho: float, T: int | None = None,
 # --------------------------------------------------------------------------------------------
 
 
-def test_error(channel: str, alpha: float, rho: float, T: int | None = None, beta: float = 1.0,
+def test_error(channel: str | Channel, alpha: float, rho: float, T: int | None = None, *,
                predictor: str = "bayes", **params) -> float:
     """Bayes-optimal test error on a fresh sample at the SE fixed point (docs/theory.md §10).
 
     Parameters
     ----------
-    channel : str
-    alpha, rho, T, beta, **params
+    channel : str or Channel
+    alpha, rho, T, **params
         As in :func:`solve`; the test error of softmax depends on ``beta`` (SE does not).
     predictor : {"bayes", "plugin", "argmax"}
         ``"bayes"``: ``E ||y(X; S*) - E[y(X; S*) | data]||_F^2``; ``"plugin"``:
@@ -425,6 +421,6 @@ def test_error(channel: str, alpha: float, rho: float, T: int | None = None, bet
     float
         See :mod:`aimlib.theory.generalisation` for the integrals and their error estimates.
     """
-    res = solve(channel, alpha, rho, T, beta, **params)
-    return generalisation.bayes(channel, min(res.q, 1.0 + rho), rho, res.T, beta, predictor,
-                                **params).value
+    ch = make_channel(channel, T=T, **params)
+    res = solve(ch, alpha, rho)
+    return generalisation.bayes(ch, min(res.q, 1.0 + rho), rho, predictor=predictor).value

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 import matplotlib.pyplot as plt
 import numpy as np
 
+from aimlib.channels import channel_from_attrs
 from aimlib.figures.layers import add_legend, apply_axes, se_plot
 from aimlib.figures.style import Inputs, inputs_of, resolve_style, styled
 from aimlib.theory.generalisation import bayes
@@ -35,12 +36,11 @@ def fig8(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
              "agd": ("X", "AGD", "tab:green")}
     for ax, ch in zip(axs[0], chans, strict=True):
         for ds in (c for c in curves if c.attrs["channel"] == ch):
-            rho, T = float(ds.attrs["rho"]), int(ds.attrs["T"])
-            beta = float(ds.attrs.get("beta", 1.0))
+            rho, model = float(ds.attrs["rho"]), channel_from_attrs(ds.attrs)
             a, q = ds["alpha"].values, np.minimum(ds["q"].values, 1.0 + rho)
             for pred, ls, lab in (("bayes", "-", "SE, Bayes predictor"),
                                   ("plugin", "--", "SE, plug-in predictor")):
-                te = [bayes(ch, float(qi), rho, T, beta, pred).value if np.isfinite(qi)
+                te = [bayes(model, float(qi), rho, predictor=pred).value if np.isfinite(qi)
                       else np.nan for qi in q]
                 se_plot(ax, a, ds, te, color="black", ls=ls, lw=s["line_width"], label=lab)
         for kind, aggs in (("amp", amp), ("gd", gd), ("agd", agd)):
