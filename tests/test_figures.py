@@ -384,3 +384,22 @@ def test_every_registered_figure_has_its_module_and_the_registry_loads_no_matplo
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.splitlines()
     assert out == ["[]", "['fig2a']"]
+
+
+def test_each_figure_has_its_entry_beside_its_module():
+    """Every registered figure has ``<name>.py`` and ``<name>.yaml`` side by side in
+    ``figures/drawing/``; a file with a wrong key is named in the error."""
+    from importlib import resources
+
+    from aimlib.figures.registry import FIGURES, ORDER, load_spec
+
+    here = resources.files("aimlib.figures.drawing")
+    assert tuple(FIGURES) == ORDER
+    for name in ORDER:
+        assert here.joinpath(f"{name}.py").is_file() and here.joinpath(f"{name}.yaml").is_file()
+    assert sorted(p.name[:-5] for p in here.iterdir() if p.name.endswith(".yaml")) == \
+        sorted(ORDER)
+    with pytest.raises(ValueError, match=r"aimlib/figures/drawing/figx.yaml: expected the keys"):
+        load_spec("figx", "inputs: [se]\npaper: x\nshows: y\ncaption: z\n")
+    with pytest.raises(ValueError, match="figure figx: unknown theory lines"):
+        load_spec("figx", "inputs: [se]\ntheory: [best]\npaper: x\nshows: y\ncorrections: z\n")

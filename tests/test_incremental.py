@@ -95,7 +95,7 @@ def test_complete_run_has_nothing_left(done):
     # Every rule has a log; long jobs show progress (a tqdm line per refresh) in it.
     logs = list((done / "logs").rglob("*.log"))
     assert {p.relative_to(done / "logs").parts[0] for p in logs} >= {
-        "se_curve", "amp", "amp_aggregate", "gd", "gd_aggregate", "finite_size",
+        "se_curve", "theory", "amp", "amp_aggregate", "gd", "gd_aggregate", "finite_size",
         "figure"}
     amp_log = next((done / "logs" / "amp").rglob("*.log")).read_text()
     assert "AMP iterations, seed 0:" in amp_log and "\r" not in amp_log and "host " in amp_log
@@ -105,7 +105,7 @@ def test_complete_run_has_nothing_left(done):
 def test_changing_one_rho_reruns_only_that_rho(done):
     cf = _edited(done, lambda c: c["experiments"]["fig1a"].update(rho=[0.2, 0.6]))
     jobs = planned(done, cf)
-    assert _rules(jobs) == {"se_curve", "amp", "amp_aggregate", "figure"}
+    assert _rules(jobs) == {"se_curve", "theory", "amp", "amp_aggregate", "figure"}
     for rule, out in jobs:
         if rule not in ("figure", "config_record"):
             assert "rho0.6" in out, (rule, out)

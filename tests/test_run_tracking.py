@@ -206,7 +206,8 @@ def test_repair_quarantines_and_removes_what_was_made_from_missing_caches(mini, 
     assert (tmp_path / (gd + ".corrupt")).exists() and not (tmp_path / gd).exists()
     gone = {"data/agg/fig2b/gd_softmax_exact_T2_beta1.0_rho0.5_d16.nc",
             "data/agg/fig2b/agd_softmax_exact_T2_beta1.0_rho0.5_d16.nc",
-            "figures/fig2b.pdf", "figures/fig2b.png", "figures/fig1a.pdf", "figures/fig1a.png"}
+            "figures/fig2b.pdf", "figures/fig2b.png", "figures/fig1a.pdf", "figures/fig1a.png",
+            "data/theory/fig1a/hardmax_T2_rho0.5_exact.nc"}  # fig1a's theory lines, from se
     for f in gone:
         assert not (tmp_path / f).exists(), f
     assert rep.missing == {gd, se, "data/amp/fig1a/hardmax_exact/T2_rho0.2_d20_alpha0.5.nc"
@@ -215,7 +216,7 @@ def test_repair_quarantines_and_removes_what_was_made_from_missing_caches(mini, 
     # aggregate made from other inputs, the other aggregates, the data
     assert (tmp_path / "figures/fig3.pdf").exists() and (tmp_path / other).exists()
     assert (tmp_path / "data/agg/fig2b/amp_softmax_exact_T2_beta1.0_rho0.5_d20.nc").exists()
-    assert "4 result(s) made from missing caches removed" in rep[-1]
+    assert "5 result(s) made from missing caches removed" in rep[-1]
 
 
 @pytest.mark.parametrize("how", ["plain", "from a numba kernel"])

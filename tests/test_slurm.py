@@ -68,7 +68,7 @@ def test_mini_workflow_runs_under_slurm(slurm, root, tmp_path):
     logs = sorted((tmp_path / "logs").rglob("*.log"))
     kinds = sorted(p.relative_to(tmp_path / "logs").parts[0] for p in logs)
     assert kinds == ["amp", "amp_aggregate", "figure", "gd", "gd_aggregate", "gd_aggregate",
-                     "se_curve"], kinds
+                     "se_curve", "theory"], kinds
     job_ids = set()
     for p in logs:
         m = re.search(r"SLURM job (\d+)", p.read_text())

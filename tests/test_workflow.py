@@ -12,7 +12,7 @@ from conftest import copy_workflow
 
 from aimlib.figures.registry import FIGURES
 from aimlib.pipeline import config as cfg
-from aimlib.pipeline import cost
+from aimlib.pipeline import cost, paths
 
 FIGS = list(FIGURES)
 
@@ -162,7 +162,7 @@ def _figure_inputs(workdir, fig):
     from aimlib.algorithms import aggregate_kinds
 
     globs = {"se": [f"se/{fig}/*_T*.nc"], "small_width": [f"se/{fig}/small_width_*.nc"],
-             "finite_size": [f"agg/{fig}/finite_size_*.nc"],
+             "finite_size": [f"agg/{fig}/finite_size_*.nc"], "theory": [f"theory/{fig}/*.nc"],
              **{k: [f"agg/{fig}/{k}_*.nc"] for k in aggregate_kinds()}}
     return {k: [xr.load_dataset(p) for g in globs[k] for p in sorted(data.glob(g))]
             for k in FIGURES[fig].inputs}
@@ -187,7 +187,9 @@ def _drawn(ys, expected):
 def _check_drawn_data(workdir, fig):
     """Read the drawn data back from the matplotlib artists: every SE curve's usable errors
     (unconverged points NaN), every AMP / GD / AGD aggregate's means (fig8: the measured test
-    errors), exactly as cached."""
+    errors) and every theory line the figure draws (the spectral estimator's one-step
+    prediction where it has spectral markers, the large-alpha laws from alpha (fig11:
+    alpha_bar) = 1 on, the SE test errors at the usable SE points), exactly as cached."""
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -225,6 +227,24 @@ def _check_drawn_data(workdir, fig):
         for agg in inputs.get(kind, []):
             var = "test_error_mean" if fig == "fig8" else "mean"
             assert _drawn(ys, agg[var].values), (fig, kind, agg.attrs)
+            checked += 1
+
+    def key(ds):
+        return (ds.attrs["channel"], int(ds.attrs["T"]), float(ds.attrs["rho"]),
+                ds.attrs.get("variant", "exact"))
+
+    spectral = {key(a) for a in inputs.get("spectral", [])}
+    for th in inputs.get("theory", []):
+        (se,) = [ds for ds in inputs["se"] if key(ds) == key(th)]
+        for line in th.attrs["lines"].split():
+            v = th[line].values
+            if line == "one_step" and key(th) not in spectral:
+                continue  # drawn only beside the spectral markers of the same curve
+            if line == "large_alpha":
+                v = v[th["alpha_bar" if fig == "fig11" else "alpha"].values >= 1.0]
+            if line.startswith("test_error"):
+                v = np.where(usable(se), v, np.nan)
+            assert _drawn(ys, v), (fig, line, th.attrs)
             checked += 1
     plt.close(figure)
     assert checked > 0, fig
@@ -273,6 +293,12 @@ def test_quick_preset_end_to_end(workdir):
     # fig10: 3 token laws)
     assert len(list((workdir / "data" / "agg").rglob("*gd_*.nc"))) == 14 + 8 + 3
     assert len(list((workdir / "data" / "agg").rglob("spectral_*.nc"))) == 3 + 1  # fig1a, fig2b
+    # theory lines for every SE curve of the figures that draw them, and none elsewhere
+    plan = cfg.plan(yaml.safe_load((workdir / "config" / "quick.yaml").read_text()))
+    theory = sorted(p.relative_to(workdir).as_posix()
+                    for p in (workdir / "data" / "theory").rglob("*.nc"))
+    assert theory == sorted(f for fig in FIGS for f in paths.theory_files(plan, fig))
+    assert {t.split("/")[2] for t in theory} == {"fig1a", "fig2b", "fig7", "fig8", "fig11"}
     fs = xr.load_dataset(workdir / "data" / "agg" / "fig3" / "finite_size_amp.nc")
     assert set(fs["channel"].values) == {"softmax", "hardmax"} and list(fs["d"]) == [30, 50, 80]
     assert {"gap", "slope", "slope_err", "e_inf", "e_inf_err"} <= set(fs.data_vars)

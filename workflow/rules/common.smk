@@ -14,7 +14,14 @@ from aimlib.tokens import TOKEN_LAWS
 from aimlib.pipeline.io import code_version
 from aimlib.pipeline.jobs import resolved_config
 from aimlib.pipeline import paths
-from aimlib.pipeline.paths import AGG_PATH, FINITE_SIZE_PATH, SE_PATH, SMALL_WIDTH_PATH, data_path
+from aimlib.pipeline.paths import (
+    AGG_PATH,
+    FINITE_SIZE_PATH,
+    SE_PATH,
+    SMALL_WIDTH_PATH,
+    THEORY_PATH,
+    data_path,
+)
 
 PLAN = cfg.plan(config)
 FLOAT = r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?"
@@ -80,6 +87,15 @@ def se_params(wildcards):
         tokens=job.token_spec,
         tol=PLAN.se_tol,
         allow_unconverged=PLAN.allow_unconverged(job.experiment),
+    )
+
+
+def theory_params(wildcards):
+    """What a curve's theory lines depend on: the lines its figure draws and the token law
+    (the channel, prior and grid come with the SE curve it reads)."""
+    return dict(
+        lines=list(FIGURES[wildcards.experiment].theory),
+        tokens=PLAN.se(wildcards).token_spec,
     )
 
 

@@ -19,6 +19,28 @@ rule se_curve:
         "../scripts/se_curve.py"
 
 
+rule theory:
+    """The theory lines a figure draws next to one SE curve (aimlib.theory.lines: the spectral
+    estimator's one-step prediction, the large-alpha law, the test errors)."""
+    input:
+        SE_PATH,
+    output:
+        update(THEORY_PATH),
+    log:
+        "logs/theory/{experiment}/{channel}_T{T}{cpar}_rho{rho}_{variant}.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=request("light", "mem_mb"),
+        runtime=request("light", "runtime"),
+    params:
+        theory=theory_params,
+        version=script_version("theory"),
+    script:
+        "../scripts/theory.py"
+
+
 rule se_small_width:
     """The rho -> 0 limit of the hardmax equations on an alpha_bar grid."""
     output:

@@ -13,7 +13,7 @@ import xarray as xr
 
 from aimlib.figures.legend import beside
 from aimlib.figures.style import rho_color
-from aimlib.theory.state_evolution import one_step, usable
+from aimlib.theory.state_evolution import usable
 
 
 def off_axis(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=None):
@@ -170,30 +170,37 @@ def amp_markers(ax, aggs: Sequence[xr.Dataset], x: str, style: dict, color_of=No
             _mark(ax, "none_converged")
 
 
-def spectral_markers(ax, aggs: Sequence[xr.Dataset], curves: Sequence[xr.Dataset], x: str,
-              style: dict, color_of=None):
+def theory_of(theory: Sequence[xr.Dataset], line: str, like) -> xr.Dataset | None:
+    """The theory-line dataset (:mod:`aimlib.theory.lines`) that has ``line`` for the curve
+    ``like`` (a dataset, or its attributes): same channel, T, rho and variant; None if the
+    figure's inputs hold none."""
+    attrs = getattr(like, "attrs", like)
+    key = (str(attrs["channel"]), int(attrs["T"]), float(attrs["rho"]),
+           str(attrs.get("variant", "exact")))
+    for ds in theory:
+        if line in ds and (str(ds.attrs["channel"]), int(ds.attrs["T"]), float(ds.attrs["rho"]),
+                           str(ds.attrs.get("variant", "exact"))) == key:
+            return ds
+    return None
+
+
+def spectral_markers(ax, aggs: Sequence[xr.Dataset], theory: Sequence[xr.Dataset], x: str,
+                     style: dict, color_of=None):
     """The spectral baseline (docs/theory.md §4.1): stars at the mean +- std over its seeds, and
-    its one-step SE prediction as a thin dotted line on the alpha grid of the SE curve of the
-    same width (or of the aggregate)."""
+    its one-step SE prediction (the ``one_step`` theory line of the SE curve of the same
+    channel, T, width and variant) as a thin dotted line."""
     labelled = False
     for agg in sorted(aggs, key=lambda a: float(a.attrs["rho"])):
-        rho, T = float(agg.attrs["rho"]), int(agg.attrs["T"])
-        ch = str(agg.attrs["channel"])
+        rho = float(agg.attrs["rho"])
         color = color_of(agg) if color_of else rho_color(rho, style)
         ax.errorbar(agg[x].values, agg["mean"].values, yerr=agg["std"].values, fmt="*",
                     color=color, ms=style["marker_size"] + 3, mfc=color, mec="black", mew=0.4,
                     elinewidth=0.8, capsize=1.5, ls="none",
                     label=None if labelled else rf"spectral ($d={agg.attrs['d']}$)")
-        grid = next((c for c in curves if float(c.attrs["rho"]) == rho
-                     and c.attrs.get("channel") == ch), agg)
-        alphas = grid["alpha"].values
-        params = {"variant": agg.attrs["variant"]} if agg.attrs.get("variant", "exact") \
-            != "exact" else {}
-        pred = np.array([one_step(ch, float(a), rho, T, **params) for a in alphas])
-        xs = alphas * (agg["alpha_bar"].values[0] / agg["alpha"].values[0]) \
-            if x == "alpha_bar" else alphas
-        ax.plot(xs, pred, color=color, lw=0.7, ls=":",
-                label=None if labelled else "spectral, one-step SE")
+        th = theory_of(theory, "one_step", agg)
+        if th is not None:
+            ax.plot(th[x].values, th["one_step"].values, color=color, lw=0.7, ls=":",
+                    label=None if labelled else "spectral, one-step SE")
         labelled = True
 
 

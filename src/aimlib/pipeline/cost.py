@@ -25,12 +25,15 @@ from aimlib.pipeline import paths
 __all__ = ["CostEstimate", "PlannedJob", "estimate", "planned_jobs",
            "run_cost", "print_run_cost", "dag_outputs", "run_scope", "format_hours",
            "snakemake_mode", "data_job",
-           "JOB_STARTUP_SECONDS", "SE_POINT_SECONDS"]
+           "JOB_STARTUP_SECONDS", "SE_POINT_SECONDS", "THEORY_POINT_SECONDS"]
 
 #: CPU-seconds of start-up per job (interpreter, Snakemake's script header, imports, numba
 #: cache loading): 0.66 measured over the quick preset's 288 jobs (benchmarks/README.md, "The
 #: quick preset's CPU"), rounded up.
 JOB_STARTUP_SECONDS = 0.8
+#: Seconds of one theory line at one alpha (:mod:`aimlib.theory.lines`; the test errors' quadrature
+#: is the costliest, about 0.02 s at T = 2).
+THEORY_POINT_SECONDS = 0.02
 #: Seconds of one SE fixed point (``benchmarks/README.md``: a 128-point curve in about 0.4 s).
 SE_POINT_SECONDS = 0.004
 
@@ -138,6 +141,11 @@ def planned_jobs(config: dict) -> list[PlannedJob]:
         out.append(PlannedJob(paths.SE_PATH.format(**j.wildcards), j.experiment, "SE",
                               2 * len(j.alphas) * per))
     for name in exps:
+        for j in paths.theory_jobs(plan, name, FIGURES):
+            se_file = paths.SE_PATH.format(**j.wildcards)
+            out.append(PlannedJob(paths.THEORY_PATH.format(**j.wildcards), name, "SE",
+                                  len(FIGURES[name].theory) * len(j.alphas)
+                                  * THEORY_POINT_SECONDS, inputs=(se_file,)))
         fig_inputs = (tuple(f for fs in paths.figure_inputs(plan, name, FIGURES).values()
                             for f in fs) if name in FIGURES else ())
         out.append(PlannedJob(paths.FIGURE_PATH.format(fig=name, ext="pdf"), name, "figure",

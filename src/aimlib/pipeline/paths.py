@@ -8,11 +8,13 @@ job of the plan are matched by their output file.
 
 from __future__ import annotations
 
-__all__ = ["SE_PATH", "SMALL_WIDTH_PATH", "DATA_PATH", "AGG_PATH", "FINITE_SIZE_PATH",
-           "FIGURE_PATH", "CONFIG_RECORD_PATH", "data_path"]
+__all__ = ["SE_PATH", "SMALL_WIDTH_PATH", "THEORY_PATH", "DATA_PATH", "AGG_PATH",
+           "FINITE_SIZE_PATH", "FIGURE_PATH", "CONFIG_RECORD_PATH", "data_path"]
 
 #: One state-evolution curve of an experiment.
 SE_PATH = "data/se/{experiment}/{channel}_T{T}{cpar}_rho{rho}_{variant}.nc"
+#: The theory lines of one SE curve (:mod:`aimlib.theory.lines`) that its figure draws.
+THEORY_PATH = "data/theory/{experiment}/{channel}_T{T}{cpar}_rho{rho}_{variant}.nc"
 #: The hardmax rho -> 0 limit of an experiment.
 SMALL_WIDTH_PATH = "data/se/{experiment}/small_width_{variant}.nc"
 #: One data job: an algorithm at one point, every seed.
@@ -39,6 +41,23 @@ def data_path(algorithm: str) -> str:
 def se_files(plan, experiment: str) -> list[str]:
     """The SE curves of an experiment."""
     return [SE_PATH.format(**j.wildcards) for j in plan.se_for(experiment)]
+
+
+def theory_jobs(plan, experiment: str, figures=None) -> list:
+    """The SE curves of an experiment that get theory lines: all of them (but the mismatched
+    ones) when its figure's registry entry names lines, else none."""
+    if figures is None:
+        # not at the top: every job script imports paths; the registries load when needed
+        from aimlib.figures.registry import FIGURES as figures
+    spec = figures.get(experiment)
+    if spec is None or not spec.theory:
+        return []
+    return [j for j in plan.se_for(experiment) if j.variant != "mismatched"]
+
+
+def theory_files(plan, experiment: str, figures=None) -> list[str]:
+    """The theory-line files of an experiment, one per SE curve of :func:`theory_jobs`."""
+    return [THEORY_PATH.format(**j.wildcards) for j in theory_jobs(plan, experiment, figures)]
 
 
 def agg_files(plan, experiment: str, kind: str) -> list[str]:
@@ -82,5 +101,6 @@ def figure_inputs(plan, fig: str, figures=None) -> dict[str, list[str]]:
         "small_width": lambda: ([SMALL_WIDTH_PATH.format(experiment=fig,
                                                          variant=small["variant"])]
                                 if small else []),
+        "theory": lambda: theory_files(plan, fig, figures),
     }
     return {k: available[k]() for k in figures[fig].inputs}

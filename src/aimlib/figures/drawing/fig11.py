@@ -17,9 +17,9 @@ from aimlib.figures.layers import (
     off_axis,
     scaled_panel,
     se_plot,
+    theory_of,
 )
 from aimlib.figures.style import Inputs, T_color, inputs_of, resolve_style, styled
-from aimlib.theory.asymptotics import large_alpha
 
 
 @styled
@@ -28,21 +28,23 @@ def fig11(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None 
     rescaled ``alpha_bar = c_T alpha / rho`` for each T (lines), AMP (filled circles) and each
     T's large-alpha law ``C_T alpha^-2`` (thin dashed); (b) ``alpha_bar^2 E`` against
     ``alpha_bar``, which flattens to each law's prefactor."""
-    curves, amp = inputs_of(inputs, "se", "amp")
+    curves, amp, theory = inputs_of(inputs, "se", "amp", "theory")
     s = resolve_style(style)
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(2 * s["width"], s["height"]),
                                  layout="constrained")
     for ds in sorted(curves, key=lambda c: int(c.attrs["T"])):
-        T, rho = int(ds.attrs["T"]), float(ds.attrs["rho"])
+        T = int(ds.attrs["T"])
         color = T_color(T)
-        ab, a, e = ds["alpha_bar"].values, ds["alpha"].values, ds["error"].values
+        ab, e = ds["alpha_bar"].values, ds["error"].values
         se_plot(ax, ab, ds, color=color, lw=s["line_width"], label=rf"SE $T={T}$")
         se_plot(bx, ab, ds, ab * ab * e, color=color, lw=s["line_width"])
-        law = large_alpha("hardmax", rho, T=T)
-        big = ab >= 1.0
-        ax.plot(ab[big], law.error(a[big]), color=color, lw=0.8, ls=(0, (4, 3)), zorder=1)
-        bx.plot(ab[big], ab[big] ** 2 * law.error(a[big]), color=color, lw=0.8,
-                ls=(0, (4, 3)), zorder=1)
+        th = theory_of(theory, "large_alpha", ds)
+        if th is not None:
+            big = ab >= 1.0
+            law = th["large_alpha"].values[big]
+            ax.plot(ab[big], law, color=color, lw=0.8, ls=(0, (4, 3)), zorder=1)
+            bx.plot(ab[big], ab[big] ** 2 * law, color=color, lw=0.8, ls=(0, (4, 3)),
+                    zorder=1)
     ax.plot([], [], color="0.45", lw=0.8, ls=(0, (4, 3)),
             label=r"large-$\alpha$ laws $C_T\,\alpha^{-2}$")
     for agg in sorted(amp, key=lambda c: int(c.attrs["T"])):

@@ -22,14 +22,14 @@ from aimlib.figures.style import Inputs, inputs_of, new_figure, resolve_style, s
 def fig1a(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Hardmax, T = 2: error against alpha for each rho; SE lines and AMP markers (mean +- std),
     and, thin and dashed, the curves as the paper computed them (density g_out)."""
-    curves, amp, spectral = inputs_of(inputs, "se", "amp", "spectral")
+    curves, amp, spectral, theory = inputs_of(inputs, "se", "amp", "spectral", "theory")
     s = resolve_style(style)
     fig, ax = new_figure(s)
     curves = paper_curves(ax, curves, "alpha", s)
     se_lines(ax, curves, "alpha", s)
     if amp:
         amp_markers(ax, amp, "alpha", s, label="AMP")
-    spectral_markers(ax, spectral, curves, "alpha", s)
+    spectral_markers(ax, spectral, theory, "alpha", s)
     apply_axes(ax, axes)
     off_axis(ax, [*amp, *spectral], "alpha", s)
     ax.set_xlabel(r"$\alpha = n/d^2$")

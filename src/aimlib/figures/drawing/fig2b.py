@@ -20,7 +20,8 @@ from aimlib.figures.style import Inputs, T_color, inputs_of, new_figure, resolve
 @styled
 def fig2b(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None = None):
     """Softmax: error against alpha_bar; SE line, AMP dots per T, GD (+) and AGD (x) per T."""
-    curves, amp, gd, agd, spectral = inputs_of(inputs, "se", "amp", "gd", "agd", "spectral")
+    curves, amp, gd, agd, spectral, theory = inputs_of(inputs, "se", "amp", "gd", "agd",
+                                                       "spectral", "theory")
     s = resolve_style(style)
     fig, ax = new_figure(s)
 
@@ -29,7 +30,7 @@ def fig2b(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None 
 
     softmax_panel(ax, curves, amp, gd, agd, s, "T", tcol, lambda a: rf"$T={a.attrs['T']}$",
                    "SE (all $T$)")
-    spectral_markers(ax, spectral, curves, "alpha_bar", s, color_of=tcol)
+    spectral_markers(ax, spectral, theory, "alpha_bar", s, color_of=tcol)
     apply_axes(ax, axes)
     off_axis(ax, [*amp, *gd, *agd, *spectral], "alpha_bar", s, color_of=tcol)
     rho = float(curves[0].attrs["rho"]) if curves else float("nan")

@@ -20,9 +20,9 @@ from aimlib.figures.layers import (
     scaled_panel,
     se_plot,
     slope_fit,
+    theory_of,
 )
 from aimlib.figures.style import Inputs, inputs_of, resolve_style, rho_color, styled
-from aimlib.theory.asymptotics import large_alpha
 
 
 @styled
@@ -32,7 +32,7 @@ def fig7(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     grey: ``alpha^-2`` and ``alpha^-1``), and AMP at large alpha with the slope fitted on its
     means; (b) ``alpha^2 E`` against alpha, where the exact curves flatten to their prefactor
     and the density curves keep growing."""
-    curves, amp = inputs_of(inputs, "se", "amp")
+    curves, amp, theory = inputs_of(inputs, "se", "amp", "theory")
     s = resolve_style(style)
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(2 * s["width"], s["height"]),
                                  layout="constrained")
@@ -44,11 +44,12 @@ def fig7(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
         lab = rf"SE $\rho={fmt_rho(rho)}$" + ("" if v == "exact" else r", density (paper)")
         se_plot(ax, a, ds, color=color, lw=s["line_width"], ls=ls[v], label=lab)
         se_plot(bx, a, ds, a * a * e, color=color, lw=s["line_width"], ls=ls[v])
-        law = large_alpha("hardmax", rho, variant=v)
-        big = a >= 1.0
-        ax.plot(a[big], law.error(a[big]), color="0.45", lw=0.8, ls=(0, (4, 3)), zorder=1)
-        bx.plot(a[big], a[big] ** 2 * law.error(a[big]), color="0.45", lw=0.8, ls=(0, (4, 3)),
-                zorder=1)
+        th = theory_of(theory, "large_alpha", ds)
+        if th is not None:
+            big = a >= 1.0
+            law = th["large_alpha"].values[big]
+            ax.plot(a[big], law, color="0.45", lw=0.8, ls=(0, (4, 3)), zorder=1)
+            bx.plot(a[big], a[big] ** 2 * law, color="0.45", lw=0.8, ls=(0, (4, 3)), zorder=1)
     ax.plot([], [], color="0.45", lw=0.8, ls=(0, (4, 3)),
             label=r"laws $c_2\alpha^{-2}$ (exact), $c_1\alpha^{-1}$ (density)")
     for agg in sorted(amp, key=lambda c: c.attrs["rho"]):

@@ -12,12 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import matplotlib.pyplot as plt
-import numpy as np
 
-from aimlib.channels import channel_from_attrs
-from aimlib.figures.layers import add_legend, apply_axes, se_plot
+from aimlib.figures.layers import add_legend, apply_axes, se_plot, theory_of
 from aimlib.figures.style import Inputs, inputs_of, resolve_style, styled
-from aimlib.theory.generalisation import bayes
 
 
 @styled
@@ -27,7 +24,7 @@ def fig8(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
     and for AMP, GD and AGD estimates the test error measured on fresh samples (filled markers,
     mean +- std over converged seeds) next to the Gaussian prediction from each estimate's own
     overlaps ``(m, Q)`` (open markers)."""
-    curves, amp, gd, agd = inputs_of(inputs, "se", "amp", "gd", "agd")
+    curves, amp, gd, agd, theory = inputs_of(inputs, "se", "amp", "gd", "agd", "theory")
     s = resolve_style(style)
     chans = [c for c in ("softmax", "hardmax") if any(d.attrs["channel"] == c for d in curves)]
     fig, axs = plt.subplots(1, len(chans), figsize=(s["width"] * len(chans), s["height"]),
@@ -36,13 +33,12 @@ def fig8(inputs: Inputs, *, axes: Mapping | None = None, style: Mapping | None =
              "agd": ("X", "AGD", "tab:green")}
     for ax, ch in zip(axs[0], chans, strict=True):
         for ds in (c for c in curves if c.attrs["channel"] == ch):
-            rho, model = float(ds.attrs["rho"]), channel_from_attrs(ds.attrs)
-            a, q = ds["alpha"].values, np.minimum(ds["q"].values, 1.0 + rho)
             for pred, ls, lab in (("bayes", "-", "SE, Bayes predictor"),
                                   ("plugin", "--", "SE, plug-in predictor")):
-                te = [bayes(model, float(qi), rho, predictor=pred).value if np.isfinite(qi)
-                      else np.nan for qi in q]
-                se_plot(ax, a, ds, te, color="black", ls=ls, lw=s["line_width"], label=lab)
+                th = theory_of(theory, f"test_error_{pred}", ds)
+                if th is not None:
+                    se_plot(ax, ds["alpha"].values, ds, th[f"test_error_{pred}"].values,
+                            color="black", ls=ls, lw=s["line_width"], label=lab)
         for kind, aggs in (("amp", amp), ("gd", gd), ("agd", agd)):
             for agg in (g for g in aggs if g.attrs["channel"] == ch):
                 if "test_error_mean" not in agg:
