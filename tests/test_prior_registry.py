@@ -91,7 +91,8 @@ def test_names_and_bad_input(goe):
     assert prior.mmse(0.5, 1.0, prior="goe") == pytest.approx(1 / 3, rel=1e-15)
     assert prior.mmse(0.5, 0.5) == prior.wishart.mmse(0.5, 0.5)  # the tied prior by default
     assert make_prior(goe) is goe
-    with pytest.raises(ValueError, match="prior must be one of 'tied', 'goe', got prior='wide'"):
+    with pytest.raises(ValueError,
+                       match="prior must be one of 'tied', 'untied', 'goe', got prior='wide'"):
         make_prior("wide", 0.5)
     data = model.generate("softmax", 0.1, 1.0, 2, 30, 0, prior="goe")
     with pytest.raises(ValueError, match="prior: GD fits a factor"):

@@ -424,9 +424,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("mmse", formatter_class=_Formatter,
                        help="the prior's MMSE for S* + sqrt(delta) Z",
-                       description="Matrix denoising MMSE of the Wishart prior of width ratio "
-                                   "rho observed in Gaussian (GOE) noise of variance delta.",
-                       epilog="examples:\n  aimlib mmse --rho 0.5 --delta 0.01 0.1 1")
+                       description="Matrix denoising MMSE of the prior of width ratio rho "
+                                   "observed in Gaussian noise of variance delta (GOE for the "
+                                   "tied prior, i.i.d. entries for the untied one).",
+                       epilog="examples:\n  aimlib mmse --rho 0.5 --delta 0.01 0.1 1\n"
+                              "  aimlib mmse --rho 0.5 --prior untied --delta 0.1 1")
     p.add_argument("--rho", type=float, required=True, help="width ratio r / d")
     _add_prior_arg(p)
     p.add_argument("--delta", type=float, nargs="+", required=True, help="noise variance(s)")

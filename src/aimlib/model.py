@@ -34,7 +34,7 @@ from aimlib.core.kernels import mix_tokens, pair_dots
 from aimlib.core.options import CHUNK
 from aimlib.core.validation import check_alpha, check_d, check_rho, check_seed
 from aimlib.prior import DEFAULT as DEFAULT_PRIOR
-from aimlib.prior import Prior, make_prior
+from aimlib.prior import Prior, make_prior, self_attention_prior
 from aimlib.tokens import GAUSSIAN, TokenLaw, make_tokens, sqrt_corr
 
 __all__ = [
@@ -314,7 +314,7 @@ def generate(
     law = make_tokens(tokens)
     ch.check_tokens(law)
     r, n = sizes(alpha, rho, d)
-    pr = make_prior(prior, rho)
+    pr = self_attention_prior(prior, rho)
     if not (law.is_gaussian or pr.TOKEN_LAWS):
         raise ValueError(f"tokens: {law.tag} tokens are not implemented for the {pr.name} prior "
                          "(Gaussian tokens only)")

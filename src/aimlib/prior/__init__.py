@@ -6,7 +6,10 @@ spectral estimator, the teacher's sampling).  The paper's prior is ``"tied"``
 (:class:`aimlib.prior.wishart.Tied`, ``S* = W W^T / sqrt(r d)``), the default everywhere.
 
 The functions of this namespace take ``(delta, rho)`` and a ``prior`` name (default
-``"tied"``): ``aimlib.prior.mmse(0.1, 0.5)`` is the tied prior's MMSE at ``Delta = 0.1``.  The
+``"tied"``): ``aimlib.prior.mmse(0.1, 0.5)`` is the tied prior's MMSE at ``Delta = 0.1``,
+``aimlib.prior.mmse(0.1, 0.5, prior="untied")`` the untied one's
+(:class:`aimlib.prior.rectangular.Untied`, ``S* = K Q^T / sqrt(r d)``, denoised through its
+singular values).  The
 tied prior's own numerics (its cubic, the large-noise series, the scale of a hardmax posterior)
 are in :mod:`aimlib.prior.wishart`.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from aimlib.prior.interface import Prior, divided_differences
+from aimlib.prior.rectangular import Untied
 from aimlib.prior.wishart import (
     LARGE_DELTA,
     Tied,
@@ -28,14 +32,16 @@ from aimlib.prior.wishart import (
     scale_posterior_trace,
 )
 
-__all__ = ["PRIORS", "DEFAULT", "Prior", "make_prior", "mmse", "mmse_slope", "second_moment",
-           "support", "density", "stieltjes", "denoise", "divided_differences", "LARGE_DELTA",
+__all__ = ["PRIORS", "DEFAULT", "Prior", "make_prior", "self_attention_prior", "mmse",
+           "mmse_slope", "second_moment", "support", "density", "stieltjes", "denoise",
+           "divided_differences", "LARGE_DELTA",
            "mmse_large_delta", "mu3_integral", "rie", "rie_eigenvalues", "rie_slopes",
            "scale_floor", "scale_posterior_trace"]
 
 #: The registry: name -> prior class.
 PRIORS: dict[str, type[Prior]] = {
     "tied": Tied,
+    "untied": Untied,
 }
 
 #: The paper's prior.
@@ -58,6 +64,18 @@ def make_prior(prior: str | Prior | None = None, rho: float | None = None) -> Pr
     if rho is None:
         raise ValueError("a prior needs its width ratio rho")
     return cls(rho)
+
+
+def self_attention_prior(prior: str | Prior | None = None, rho: float | None = None) -> Prior:
+    """:func:`make_prior` for the tied self-attention model, which needs a symmetric ``S*``:
+    ``ValueError`` naming the key ``prior`` for one that is not (the untied prior, whose
+    attention models are not implemented yet; its denoising problem is, here)."""
+    pr = make_prior(prior, rho)
+    if not pr.SYMMETRIC:
+        raise ValueError(f"prior={pr.name!r}: the attention models with this prior's S* are "
+                         "not implemented yet (its denoising problem is: aimlib.prior.mmse("
+                         f"delta, rho, prior={pr.name!r})); use prior='tied'")
+    return pr
 
 
 def mmse(delta, rho: float, prior: str | Prior = DEFAULT):

@@ -1,13 +1,15 @@
 """What a prior of the registry provides (:data:`aimlib.prior.PRIORS`).
 
-A prior is the law of the teacher matrix ``S*`` (``d x d``, symmetric).  Everything the theory
+A prior is the law of the teacher matrix ``S*`` (``d x d``; symmetric unless ``SYMMETRIC`` is
+false, as for the untied prior).  Everything the theory
 and the algorithms need of it goes through one object, made once for a width ratio ``rho`` and
 passed down (docs/theory.md §2):
 
 - its moments: ``second_moment`` ``Q0 = lim (1/d) E Tr S*^2`` and ``mean_overlap``
   ``q0 = lim (1/d) ||E S*||^2`` (the overlap SE and AMP start from), the mean itself
   (:meth:`Prior.mean`);
-- the denoising problem ``Y = S* + sqrt(Delta) Z`` (``Z`` GOE, off-diagonal variance ``1/d``):
+- the denoising problem ``Y = S* + sqrt(Delta) Z`` (:meth:`Prior.noise`: ``Z`` GOE, off-diagonal
+  variance ``1/d``, or i.i.d. ``N(0, 1/d)`` for a prior that is not symmetric):
   the spectral density of ``Y`` (:meth:`Prior.support`, :meth:`Prior.density`,
   :meth:`Prior.stieltjes`), the MMSE (:meth:`Prior.mmse`) and its noiseless slope, and the
   optimal rotation-invariant denoiser, a shrinkage of the eigenvalues (:meth:`Prior.shrink`), with
@@ -53,6 +55,9 @@ class Prior:
     FACTORISED: ClassVar[bool] = False
     #: Whether it takes non-Gaussian tokens (their index law needs the prior's mean trace).
     TOKEN_LAWS: ClassVar[bool] = False
+    #: ``S*`` symmetric, observed in GOE noise (the tied self-attention model); ``False``: a
+    #: square matrix observed in i.i.d. noise, denoised through its singular values.
+    SYMMETRIC: ClassVar[bool] = True
 
     def __init__(self, rho: float):
         self.rho = check_rho(rho)
@@ -135,6 +140,12 @@ class Prior:
             raise ValueError(f"Y must be a square matrix, got shape {Y.shape}")
         lam, U = np.linalg.eigh(0.5 * (Y + Y.T))
         return (U * self.shrink(lam, delta)) @ U.T
+
+    def noise(self, d: int, rng: np.random.Generator) -> np.ndarray:
+        """A draw of the noise ``Z`` of the denoising problem at dimension ``d``: GOE
+        (off-diagonal variance ``1/d``) for a symmetric prior."""
+        A = rng.standard_normal((int(d), int(d)))
+        return (A + A.T) / np.sqrt(2.0 * d)
 
     # ------------------------------------------------------------------ scale
     def posterior_trace(self, d: int) -> float | None:

@@ -8,7 +8,7 @@ A prior (:class:`aimlib.prior.Prior`) is right when, at a noise variance ``Delta
    rotation-invariant prior in GOE noise (docs/theory.md §2);
 3. **the shrinkage is Tweedie's**: ``xi(l) = l - 2 Delta Re g(l)`` inside the support;
 4. **Monte Carlo**: on matrices drawn from :meth:`~aimlib.prior.Prior.sample` at size ``d``, the
-   denoiser's error ``(1/d) ||denoise(Y) - S*||^2`` is the MMSE and ``(1/d) Tr Y^2`` is
+   denoiser's error ``(1/d) ||denoise(Y) - S*||^2`` is the MMSE and ``(1/d) ||Y||_F^2`` is
    ``Q0 + Delta``, within five standard errors plus the ``O(1/d)`` finite-size terms.
 
 :func:`check_prior` runs all four and raises :class:`AssertionError` naming the first that
@@ -68,22 +68,17 @@ def check_shrinkage(pr: Prior, delta: float, points: int = 9) -> Check:
     return Check("xi(l) = l - 2 Delta Re g(l)", float(gap), 0.0, 1e-8 * (1.0 + np.max(np.abs(xs))))
 
 
-def _goe(d: int, rng: np.random.Generator) -> np.ndarray:
-    A = rng.standard_normal((d, d))
-    return (A + A.T) / math.sqrt(2.0 * d)
-
-
 def check_monte_carlo(pr: Prior, delta: float, d: int = 200, samples: int = 6,
                       rng: np.random.Generator | None = None) -> list[Check]:
-    """The denoiser's error and ``(1/d) Tr Y^2`` on ``samples`` matrices of size ``d`` against
+    """The denoiser's error and ``(1/d) ||Y||_F^2`` on ``samples`` matrices of size ``d`` against
     the MMSE and ``Q0 + Delta``; tolerance five standard errors plus twice the expected value
-    over ``d`` (the finite-size terms: ``(1/d) E Tr Y^2`` exceeds its limit by about
+    over ``d`` (the finite-size terms: ``(1/d) E ||Y||_F^2`` exceeds its limit by about
     ``(1 + Delta) / d``)."""
     rng = np.random.default_rng(0) if rng is None else rng
     errs, norms = [], []
     for _ in range(int(samples)):
         S = pr.matrix(pr.sample(d, rng))
-        Y = S + math.sqrt(delta) * _goe(d, rng)
+        Y = S + math.sqrt(delta) * pr.noise(d, rng)
         errs.append(float(np.sum((pr.denoise(Y, delta) - S) ** 2)) / d)
         norms.append(float(np.sum(Y * Y)) / d)
 
@@ -93,7 +88,7 @@ def check_monte_carlo(pr: Prior, delta: float, d: int = 200, samples: int = 6,
     mmse = float(pr.mmse(delta))
     return [Check(f"denoiser error at d = {d}", float(np.mean(errs)), mmse,
                   5 * sem(errs) + 2 * mmse / d),
-            Check(f"(1/d) Tr Y^2 at d = {d}", float(np.mean(norms)), pr.second_moment + delta,
+            Check(f"(1/d) ||Y||^2 at d = {d}", float(np.mean(norms)), pr.second_moment + delta,
                   5 * sem(norms) + 2 * (pr.second_moment + delta) / d)]
 
 

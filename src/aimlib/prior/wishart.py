@@ -63,6 +63,8 @@ _DS_W = DE_STEP * 0.5 * math.pi * np.cosh(_tau) / np.cosh(_u) ** 2
 # Nodes with negative tau are measured from the left edge, positive from the right one.
 _THETA = _DS_E
 _THETA_W = _DS_W
+#: The rule as (distance to the nearer edge, weight), for the other priors' quadratures.
+TANH_SINH = (_THETA, _THETA_W)
 
 
 def scale_posterior_trace(d: int, r: int) -> float:

@@ -24,7 +24,7 @@ from aimlib.channels import Channel, make_channel
 from aimlib.channels.softmax import perfect_recovery_alpha_bar
 from aimlib.core.validation import check_alpha, check_rho
 from aimlib.prior import DEFAULT as DEFAULT_PRIOR
-from aimlib.prior import Prior, make_prior
+from aimlib.prior import Prior, self_attention_prior
 from aimlib.theory import generalisation
 from aimlib.theory.fixed_point import (  # noqa: F401  (re-exported)
     SE_STOP_REASONS,
@@ -238,7 +238,7 @@ def solve(
     SEResult
     """
     alpha = check_alpha(alpha)
-    pr = make_prior(prior, check_rho(rho))
+    pr = self_attention_prior(prior, check_rho(rho))
     ch = make_channel(channel, T=T, **params)
     index = _index_law(ch, tokens, pr)
     unf = _solve_channel(ch, alpha, pr, pr.mean_overlap, tol, index)
@@ -276,7 +276,7 @@ def curve(
         raise ValueError("alphas must not be empty")
     for v in a:
         check_alpha(v)
-    pr = make_prior(prior, check_rho(rho))
+    pr = self_attention_prior(prior, check_rho(rho))
     ch = make_channel(channel, T=T, **params)
     index = _index_law(ch, tokens, pr)
     Q0, q0 = pr.second_moment, pr.mean_overlap
@@ -370,7 +370,7 @@ def one_step(channel: str | Channel, alpha: float, rho: float, T: int | None = N
     effective observation has precision ``q_hat = channel.q_hat(alpha, q0, V)`` and the RIE's
     error is ``mmse(1 / q_hat)``."""
     alpha = check_alpha(alpha)
-    pr = make_prior(prior, check_rho(rho))
+    pr = self_attention_prior(prior, check_rho(rho))
     ch = make_channel(channel, T=T, **params)
     qh = ch.q_hat(alpha, pr.mean_overlap, pr.variance)
     if not qh >= 0:
@@ -394,7 +394,7 @@ def perfect_recovery_threshold(channel: str | Channel, rho: float, T: int | None
     """``alpha`` at which the Bayes-optimal error of ``channel`` reaches 0 (``None`` if it
     never does: hardmax, or the Gaussian channel with noise)."""
     return make_channel(channel, T=T, **params).perfect_recovery_threshold(
-        make_prior(prior, check_rho(rho)))
+        self_attention_prior(prior, check_rho(rho)))
 
 
 
