@@ -243,4 +243,4 @@ def test_spectral_float32_and_regenerated_tokens_agree():
     ref = spectral.run(data)
     assert spectral.run(data, token_budget=0).error == ref.error  # regenerated, bit for bit
     assert spectral.run(data, dtype="float32").error == pytest.approx(ref.error, rel=1e-4)
-    assert FIGURES["fig1a"].inputs[-1] == "spectral"
+    assert "spectral" in FIGURES["fig1a"].inputs
