@@ -257,6 +257,26 @@ class Channel:
         """SE output update ``2 alpha E[sum_{a<=b} w_ab g_ab^2]`` at overlap q and variance V."""
         raise NotImplementedError
 
+    # ------------------------------------------------------------------ cross-attention rows
+    def row_information(self, q: float, V: float, T_k: int) -> float:
+        """``E[sum_b g_b^2]`` over one query row of cross-attention, ``T_k`` independent indices
+        ``h_b ~ N(omega_b, V)``, ``omega_b ~ N(0, q)``, the channel applied over the keys
+        (docs/theory.md §15.2)."""
+        raise NotImplementedError(f"the {self.name} channel has no cross-attention rows")
+
+    def row_labels(self, h: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
+        """The labels of cross-attention rows of indices ``h`` ``(n, T_k)``: the channel applied
+        over the keys (``rng`` for a noisy channel)."""
+        raise NotImplementedError(f"the {self.name} channel has no cross-attention rows")
+
+    def row_g_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
+        """``g_b = d log Z / d omega_b`` of cross-attention rows, ``(n, T_k)``."""
+        raise NotImplementedError(f"the {self.name} channel has no cross-attention rows")
+
+    def row_log_z(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
+        """``log Z(y | omega, V)`` of cross-attention rows, ``(n,)``."""
+        raise NotImplementedError(f"the {self.name} channel has no cross-attention rows")
+
     def amp_q_hat(self, alpha: float, g: np.ndarray, V: float) -> float:
         """AMP's ``q_hat`` from the samples ``g`` (default: ``2 alpha <sum_{a<=b} w g^2>``)."""
         T = self.T

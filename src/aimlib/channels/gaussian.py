@@ -117,6 +117,26 @@ class Gaussian(Channel):
         return 2.0 * alpha * (T * 2.0 / (2.0 * V + self.delta)
                               + 0.5 * T * (T - 1) / (V + self.delta))
 
+    def row_information(self, q: float, V: float, T_k: int) -> float:
+        """``T_k / (V + delta)`` (docs/theory.md §15.2)."""
+        if V <= 0 and self.delta == 0:
+            return math.inf
+        return int(T_k) / (V + self.delta)
+
+    def row_labels(self, h: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
+        h = np.asarray(h, dtype=np.float64)
+        if self.delta == 0:
+            return h.copy()
+        return h + math.sqrt(self.delta) * rng.standard_normal(h.shape)
+
+    def row_g_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
+        return (np.asarray(y, dtype=np.float64) - omega) / (V + self.delta)
+
+    def row_log_z(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
+        r = np.asarray(y, dtype=np.float64) - omega
+        v = V + self.delta
+        return -0.5 * np.sum(r * r, axis=1) / v - 0.5 * r.shape[1] * math.log(2.0 * math.pi * v)
+
     def amp_q_hat(self, alpha: float, g: np.ndarray, V: float) -> float:
         """The derivative form ``2 alpha sum_{a<=b} w_ab (-dg_ab/domega_ab)``, data-independent
         here and equal to the SE update (as for the softmax, this keeps AMP calibrated away from

@@ -14,6 +14,10 @@ itself (``omega ~ N(0, w q)``, ``h = omega + N(0, w V)`` per pair ``a <= b``, la
 Each check returns a :class:`Check` (the two sides, the tolerance the sampling allows, whether
 they agree); :func:`check_channel` runs all of them and raises :class:`AssertionError` naming
 the first that fails.  ``tests/test_channel_registry.py`` runs them on every registered channel.
+
+The same three identities hold for the channel applied over the keys of one cross-attention
+row (docs/theory.md §15.2: ``T_k`` independent indices ``h_b ~ N(omega_b, V)``,
+``omega_b ~ N(0, q)``, no pair weights): :func:`check_rows`.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from aimlib.channels.base import Channel, pair_weights
 from aimlib.core.identity import Check
 
 __all__ = ["Check", "draw", "check_se_update", "check_nishimori", "check_log_z_gradient",
-           "check_channel", "has_log_z", "is_integrated"]
+           "check_channel", "has_log_z", "is_integrated", "draw_rows", "check_rows"]
 
 
 def draw(channel: Channel, rng: np.random.Generator, n: int, q: float, V: float):
@@ -122,4 +126,53 @@ def check_channel(channel: Channel, rng: np.random.Generator | None = None) -> l
     for c in checks:
         if not c.ok:
             raise AssertionError(f"{type(channel).__name__}(T={channel.T}): {c}")
+    return checks
+
+
+# ------------------------------------------------------------------------ cross-attention rows
+
+
+def draw_rows(channel: Channel, rng: np.random.Generator, n: int, q: float, V: float,
+              T_k: int):
+    """``n`` cross-attention rows: ``omega ~ N(0, q I)``, ``h = omega + N(0, V I)`` over ``T_k``
+    keys, and the row labels of ``h``.  Returns ``(omega, y)``."""
+    omega = math.sqrt(q) * rng.standard_normal((n, T_k))
+    h = omega + math.sqrt(V) * rng.standard_normal((n, T_k))
+    return omega, channel.row_labels(h, rng)
+
+
+def check_rows(channel: Channel, T_k: int, rng: np.random.Generator | None = None, *,
+               q: float = 0.8, V: float = 0.6, n: int = 40000, eps: float = 1e-5) -> list[Check]:
+    """The three identities for cross-attention rows of ``T_k`` keys: ``row_information`` is the
+    Monte Carlo mean of ``sum_b g_b^2``; Nishimori, ``E[sum g^2] = E[-sum_b dg_b/domega_b]``
+    (central differences); ``row_g_out`` is the gradient of ``row_log_z`` (central differences,
+    relative 1e-5).  ``AssertionError`` naming the first that fails, else the checks."""
+    rng = np.random.default_rng(0) if rng is None else rng
+    omega, y = draw_rows(channel, rng, n, q, V, T_k)
+    g = channel.row_g_out(y, omega, V)
+    sq = np.sum(g * g, axis=1)
+    div = np.zeros(n)
+    for b in range(T_k):
+        e = np.zeros_like(omega)
+        e[:, b] = eps
+        div -= (channel.row_g_out(y, omega + e, V)[:, b]
+                - channel.row_g_out(y, omega - e, V)[:, b]) / (2 * eps)
+    se_sq = float(np.std(sq, ddof=1) / math.sqrt(n))
+    se_diff = float(np.std(sq - div, ddof=1) / math.sqrt(n))
+    checks = [Check(f"row_information = E[sum g^2], T_k = {T_k}", float(np.mean(sq)),
+                    float(channel.row_information(q, V, T_k)), 5 * se_sq),
+              Check(f"Nishimori on rows, T_k = {T_k}", float(np.mean(sq)), float(np.mean(div)),
+                    5 * se_diff + 1e-6)]
+    m = min(n, 500)
+    fd = np.empty((m, T_k))
+    for b in range(T_k):
+        e = np.zeros((m, T_k))
+        e[:, b] = eps
+        fd[:, b] = (channel.row_log_z(y[:m], omega[:m] + e, V)
+                    - channel.row_log_z(y[:m], omega[:m] - e, V)) / (2 * eps)
+    gap = float(np.max(np.abs(fd - g[:m]) / (1.0 + np.abs(g[:m]))))
+    checks.append(Check(f"row g_out = grad log Z, T_k = {T_k}", gap, 0.0, 1e-5))
+    for c in checks:
+        if not c.ok:
+            raise AssertionError(f"{channel.name}: {c}")
     return checks

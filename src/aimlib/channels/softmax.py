@@ -77,6 +77,28 @@ class Softmax(Channel):
             return math.inf
         return alpha * self.n_constraints / V
 
+    def row_information(self, q: float, V: float, T_k: int) -> float:
+        """``(T_k - 1) / V``: a row reveals its indices up to one constant (docs/theory.md
+        §15.2)."""
+        return math.inf if V <= 0 else (int(T_k) - 1) / V
+
+    def row_labels(self, h: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        return special.softmax(self.beta * np.asarray(h, dtype=np.float64), axis=-1)
+
+    def _row_residual(self, y: np.ndarray, omega: np.ndarray) -> np.ndarray:
+        r = np.log(np.asarray(y, dtype=np.float64)) / self.beta - omega
+        return r - r.mean(axis=1, keepdims=True)
+
+    def row_g_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
+        """``g = P (log(y) / beta - omega) / V``, ``P`` the projection off the all-ones row."""
+        return self._row_residual(y, omega) / V
+
+    def row_log_z(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
+        """The Gaussian density of the row's ``T_k - 1`` revealed contrasts."""
+        r = self._row_residual(y, omega)
+        return -0.5 * np.sum(r * r, axis=1) / V - 0.5 * (r.shape[1] - 1) * math.log(
+            2.0 * math.pi * V)
+
     def amp_q_hat(self, alpha: float, g: np.ndarray, V: float) -> float:
         """AMP's ``q_hat`` from the derivative form ``2 alpha <sum_{a<=b} w_ab (-dg_ab/dw_ab)>``.
 

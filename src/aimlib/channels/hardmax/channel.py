@@ -14,6 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from aimlib.channels.base import Channel, TestError
+from aimlib.channels.hardmax import cross_row
 from aimlib.channels.hardmax.orthant import TMAX_GENERAL
 from aimlib.channels.hardmax.pair import (
     comparison_second_moment,
@@ -121,6 +122,31 @@ class Hardmax(Channel):
     def q_hat(self, alpha: float, q: float, V: float) -> float:
         """``q_hat = 2 alpha E[sum_{a<=b} w_ab g_ab^2]``."""
         return 2.0 * alpha * self.second_moment(q, V)
+
+    # -------------------------------------------------------------- cross-attention rows
+    def row_information(self, q: float, V: float, T_k: int) -> float:
+        """``K_{T_k}(q / V) / V`` (:mod:`aimlib.channels.hardmax.cross_row`, exact output
+        function only)."""
+        self._rows_exact()
+        return cross_row.row_information(q, V, T_k)
+
+    def row_labels(self, h: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        """The argmax index of each row."""
+        return np.argmax(np.asarray(h), axis=-1)
+
+    def row_g_out(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
+        """``y``: the argmax index of each row."""
+        self._rows_exact()
+        return cross_row.row_g_out(y, omega, V)
+
+    def row_log_z(self, y: np.ndarray, omega: np.ndarray, V: float) -> np.ndarray:
+        self._rows_exact()
+        return cross_row.row_log_z(y, omega, V)
+
+    def _rows_exact(self) -> None:
+        if self.density:
+            raise ValueError("variant: cross-attention rows have the exact output function "
+                             "only, not the published density")
 
     # -------------------------------------------------------------- token laws (§13)
     def q_hat_tokens(self, alpha: float, q: float, V: float, index) -> float:

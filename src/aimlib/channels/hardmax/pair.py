@@ -31,7 +31,7 @@ HARDMAX_TMAX = 11.5
 
 
 @njit(cache=True)
-def _hardmax_logs(k1, k2, c, density):
+def hardmax_logs(k1, k2, c, density):
     """``(log Z, log N1, log N2)`` with ``Z = Phi_2(k1, k2; c)`` and ``N_i = dZ/dk_i``.
 
     ``density=True`` gives the published (incorrect) variant, ``N_i = phi_2(k1, k2; c)``.
@@ -94,7 +94,7 @@ def hardmax_div_kernel(y11, y22, w11, w12, w22, V, density):
 def _pattern_term(k1, k2, s2, density):
     """``Z * (2 D1^2 + (D1 + s2 D2)^2 + 2 D2^2)`` for the sign pattern ``(+1, s2)``."""
     c = s2 * PAIR_CORRELATION
-    logz, ln1, ln2 = _hardmax_logs(k1, k2, c, density)
+    logz, ln1, ln2 = hardmax_logs(k1, k2, c, density)
     half = 0.5 * logz
     a = math.exp(ln1 - half)  # D1 * sqrt(Z)
     b = math.exp(ln2 - half)
@@ -133,7 +133,7 @@ def _hardmax_gout_kernel(y11, y22, w11, w12, w22, V, density):
         s2 = 1.0 if y22[m] > 0.5 else -1.0
         k1 = s1 * (w11[m] - w12[m]) / sd
         k2 = s2 * (w22[m] - w12[m]) / sd
-        lz, ln1, ln2 = _hardmax_logs(k1, k2, s1 * s2 * PAIR_CORRELATION, density)
+        lz, ln1, ln2 = hardmax_logs(k1, k2, s1 * s2 * PAIR_CORRELATION, density)
         a = s1 * math.exp(ln1 - lz) / sd
         b = s2 * math.exp(ln2 - lz) / sd
         g11[m] = a
@@ -155,7 +155,7 @@ def hardmax_gout_general(s1v, s2v, m1, m2, sd1, sd2, r, density):
     for m in range(n):
         s1 = s1v[m]
         s2 = s2v[m]
-        lz, ln1, ln2 = _hardmax_logs(s1 * m1[m] / sd1, s2 * m2[m] / sd2, s1 * s2 * r, density)
+        lz, ln1, ln2 = hardmax_logs(s1 * m1[m] / sd1, s2 * m2[m] / sd2, s1 * s2 * r, density)
         a[m] = s1 * math.exp(ln1 - lz) / sd1
         b[m] = s2 * math.exp(ln2 - lz) / sd2
         logz[m] = lz
@@ -170,7 +170,7 @@ def _f_general(k1, k2, r, density):
     out = 0.0
     for s2 in (1.0, -1.0):
         c = s2 * r
-        logz, ln1, ln2 = _hardmax_logs(k1, s2 * k2, c, density)
+        logz, ln1, ln2 = hardmax_logs(k1, s2 * k2, c, density)
         half = 0.5 * logz
         a = math.exp(ln1 - half)
         b = math.exp(ln2 - half)
