@@ -149,9 +149,9 @@ def test_divergence_is_the_denoisers():
 
 
 def test_untied_prior_api_and_bad_input():
-    """Reachable by name from aimlib.prior; its teacher has (1/d)||S*||^2 near 1 and mean 0; it is
-    refused, with the key named, where only the tied self-attention model exists, and rho <= 0 or
-    Delta < 0 are refused."""
+    """Reachable by name from aimlib.prior; its teacher has (1/d)||S*||^2 near 1 and mean 0; the
+    self-attention SE refuses it with the key named (untied self-attention has bounds, not an
+    SE), and rho <= 0 or Delta < 0 are refused."""
     assert prior.mmse(0.3, 0.5, prior="untied") == rect.mmse(0.3, 0.5)
     assert prior.mmse(0.3, 0.5, prior="untied") != prior.mmse(0.3, 0.5)
     pr = prior.make_prior("untied", 0.5)
@@ -162,8 +162,6 @@ def test_untied_prior_api_and_bad_input():
         prior.make_prior("untied", 0.0)
     with pytest.raises(ValueError, match="delta"):
         pr.mmse(-1.0)
-    from aimlib import model, state_evolution
-    with pytest.raises(ValueError, match="prior='untied'"):
-        model.generate("softmax", 0.1, 0.5, 2, 20, 0, prior="untied", beta=1.0)
+    from aimlib import state_evolution
     with pytest.raises(ValueError, match="prior='untied'"):
         state_evolution.solve("softmax", 0.1, 0.5, T=2, prior="untied", beta=1.0)

@@ -30,14 +30,15 @@ from aimlib.channels import (
     softmax_output,
 )
 from aimlib.channels.base import Whitened
-from aimlib.core.kernels import mix_tokens, pair_dots
+from aimlib.core.kernels import block_dots, mix_tokens, pair_dots
 from aimlib.core.options import CHUNK
 from aimlib.core.validation import check_alpha, check_d, check_rho, check_seed
 from aimlib.prior import DEFAULT as DEFAULT_PRIOR
-from aimlib.prior import Prior, make_prior, self_attention_prior
+from aimlib.prior import Prior, make_prior
 from aimlib.tokens import GAUSSIAN, TokenLaw, make_tokens, sqrt_corr
 
 __all__ = [
+    "ATTENTIONS",
     "CHUNK",
     "TeacherData",
     "sizes",
@@ -52,6 +53,23 @@ __all__ = [
     "one_hot",
 ]
 
+
+
+#: The attention models: ``"self"`` (one token sequence, the paper's) and ``"cross"`` (queries
+#: and keys from two sequences, docs/theory.md §15.2).
+ATTENTIONS = ("self", "cross")
+
+
+def cross_indices(X: np.ndarray, S: np.ndarray, T_q: int) -> np.ndarray:
+    """``h_ab = x_a^T S z_b / sqrt(d)`` for a block of cross-attention samples: ``X`` holds the
+    ``T_q`` queries then the keys, ``(m, T_q + T_k, d)``; returns ``(m, T_q, T_k)``."""
+    m, _, d = X.shape
+    Xq = np.ascontiguousarray(X[:, :T_q])
+    XS = (Xq.reshape(m * T_q, d) @ S).reshape(m, T_q, d)  # one GEMM
+    H = np.empty((m, T_q, X.shape[1] - T_q))
+    block_dots(XS, X[:, T_q:], H)
+    H /= math.sqrt(d)
+    return H
 
 
 def sizes(alpha: float, rho: float, d: int) -> tuple[int, int]:
@@ -145,6 +163,11 @@ class TeacherData:
     token_law: TokenLaw = GAUSSIAN
     #: The teacher's prior (:data:`aimlib.prior.PRIORS`; ``None``: the tied prior at ``rho``).
     prior: Prior | None = None
+    #: :data:`ATTENTIONS`: ``"self"`` (``T`` tokens per sample) or ``"cross"`` (``T_q`` queries,
+    #: then ``T`` keys; the channel acts over the keys of each query row).
+    attention: str = "self"
+    #: Query tokens per sample (cross-attention; ``None``: ``T``).
+    T_q: int | None = None
     S: np.ndarray = field(init=False, repr=False)
     ch: Channel = field(init=False, repr=False)
 
@@ -152,6 +175,10 @@ class TeacherData:
         cls = channel_class(self.channel)
         self.ch = cls(T=self.T, **cls.param_kwargs(self.param))  # made once, validated
         self.prior = make_prior(self.prior, self.rho)
+        if self.attention not in ATTENTIONS:
+            raise ValueError(f"attention must be one of {ATTENTIONS}, got "
+                             f"attention={self.attention!r}")
+        self.T_q = self.T if self.T_q is None else int(self.T_q)
         r, n = sizes(self.alpha, self.rho, self.d)
         if self.prior.FACTORISED and self.W.shape != (self.d, r):
             raise ValueError(f"W has shape {self.W.shape}, expected {(self.d, r)}")
@@ -168,22 +195,50 @@ class TeacherData:
     def n(self) -> int:
         return self.labels.shape[0]
 
+    @property
+    def tied_self(self) -> bool:
+        """The paper's model: self-attention with a symmetric ``S*``."""
+        return self.attention == "self" and self.prior.SYMMETRIC
+
+    @property
+    def n_tokens(self) -> int:
+        """Tokens per sample: ``T``, or ``T_q + T`` in cross-attention."""
+        return self.T + (self.T_q if self.attention == "cross" else 0)
+
+    def require_tied_self(self, what: str) -> None:
+        """``ValueError`` naming the key where ``what`` needs the paper's model."""
+        if self.attention != "self":
+            raise ValueError(f"attention={self.attention!r}: {what} runs on self-attention only "
+                             "(cross-attention has its state evolution, "
+                             "aimlib.theory.cross_attention)")
+        if not self.prior.SYMMETRIC:
+            raise ValueError(f"prior={self.prior.name!r}: {what} needs a symmetric S* "
+                             "(prior='tied')")
+
+    def row_or_pair_labels(self, h: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
+        """Labels of indices ``h``: the channel's own for the paper's model; over the keys of
+        each row (:meth:`aimlib.channels.Channel.row_labels`) where ``h`` is not symmetric."""
+        if self.tied_self:
+            return self.ch.labels(h, rng)
+        return self.ch.row_labels(h, rng)
+
     def _chunk_rng(self, k: int) -> np.random.Generator:
         ss = np.random.SeedSequence(list(self.token_entropy), spawn_key=(1, k))
         return np.random.default_rng(ss)
 
     def tokens(self, start: int = 0, stop: int | None = None,
                dtype: type = np.float64) -> np.ndarray:
-        """Tokens of samples ``start:stop``, shape ``(stop - start, T, d)``, regenerated."""
+        """Tokens of samples ``start:stop``, shape ``(stop - start, n_tokens, d)`` (queries
+        first in cross-attention), regenerated."""
         stop = self.n if stop is None else min(stop, self.n)
         if not 0 <= start <= stop:
             raise ValueError(f"bad sample range {start}:{stop}")
-        out = np.empty((stop - start, self.T, self.d), dtype=dtype)
+        out = np.empty((stop - start, self.n_tokens, self.d), dtype=dtype)
         k0, k1 = start // CHUNK, (stop - 1) // CHUNK if stop > start else start // CHUNK - 1
         for k in range(k0, k1 + 1):
             lo = k * CHUNK
             m = min(CHUNK, self.n - lo)
-            block = self.token_law.draw(self._chunk_rng(k), (m, self.T, self.d))
+            block = self.token_law.draw(self._chunk_rng(k), (m, self.n_tokens, self.d))
             a, b = max(start, lo), min(stop, lo + m)
             out[a - start : b - start] = block[a - lo : b - lo]
         return out
@@ -208,7 +263,10 @@ class TeacherData:
         return Whitened(ch, sqrt_corr(self.T, self.token_law.corr))
 
     def indices(self, X: np.ndarray, S: np.ndarray) -> np.ndarray:
-        """The attention indices of tokens ``X`` under ``S``, centred for this token law."""
+        """The attention indices of tokens ``X`` under ``S``, centred for this token law:
+        ``(m, T, T)`` in self-attention, ``(m, T_q, T)`` in cross-attention."""
+        if self.attention == "cross":
+            return cross_indices(X, S, self.T_q)
         return attention_indices(X, S, self.token_law.corr)
 
     def chunks(self, size: int = CHUNK) -> Iterator[tuple[int, int, np.ndarray]]:
@@ -239,7 +297,7 @@ class TeacherData:
         out = np.empty(int(n_test))
         for lo in range(0, int(n_test), chunk):
             hi = min(int(n_test), lo + chunk)
-            X = self.token_law.draw(rng, (hi - lo, self.T, self.d))
+            X = self.token_law.draw(rng, (hi - lo, self.n_tokens, self.d))
             y_hat = ch.predict(self.indices(X, S_hat))
             y = ch.predict(self.indices(X, self.S))
             out[lo:hi] = np.sum((y_hat - y) ** 2, axis=(-2, -1))
@@ -247,10 +305,9 @@ class TeacherData:
 
     def fresh(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """``n`` fresh labelled samples of the teacher, drawn from ``rng``: tokens
-        ``(n, T, d)`` and outputs ``(n, T, T)`` (with the channel's label noise)."""
-        X = self.token_law.draw(rng, (int(n), self.T, self.d))
-        ch = self.ch
-        return X, ch.outputs(ch.labels(self.indices(X, self.S), rng))
+        ``(n, n_tokens, d)`` and outputs ``(n, T_q, T)`` (with the channel's label noise)."""
+        X = self.token_law.draw(rng, (int(n), self.n_tokens, self.d))
+        return X, self.ch.outputs(self.row_or_pair_labels(self.indices(X, self.S), rng))
 
     def test_error(self, S_hat: np.ndarray, n_test: int, rng: np.random.Generator) -> float:
         """Mean of :meth:`test_errors`: the plug-in test error of ``S_hat`` on fresh samples."""
@@ -268,6 +325,8 @@ def generate(
     base_seed: int = 0,
     tokens: str | dict | TokenLaw | None = None,
     prior: str | Prior | None = None,
+    attention: str = "self",
+    T_q: int | None = None,
     **params,
 ) -> TeacherData:
     """Draw a teacher and ``n = round(alpha d^2)`` labelled samples, reproducibly from ``seed``.
@@ -297,7 +356,15 @@ def generate(
     prior : str or Prior, optional
         The teacher's prior (:func:`aimlib.prior.make_prior`; default the paper's, ``"tied"``).
         A prior other than the tied one draws its teacher from a seed key that also holds its
-        name.
+        name.  The untied prior (``S* = K Q^T / sqrt(r d)``) in self-attention gives indices
+        that are not symmetric, labelled row by row; it needs ``T >= 2`` (at ``T = 1`` the
+        index sees only the symmetric part of ``S*``).
+    attention : {"self", "cross"}
+        ``"cross"``: each sample is ``T_q`` queries and ``T`` keys, ``h_ab = x_a^T S z_b /
+        sqrt(d)`` (``T_q x T``), the channel applied over the keys of each query row
+        (docs/theory.md §15.2).  Other than ``"self"``, it and ``T_q`` join the seed key.
+    T_q : int, optional
+        Query tokens per sample in cross-attention (default ``T``).
     **params
         With a channel name, its own parameter (``beta`` for the softmax, ``delta`` for the
         Gaussian channel).
@@ -314,7 +381,8 @@ def generate(
     law = make_tokens(tokens)
     ch.check_tokens(law)
     r, n = sizes(alpha, rho, d)
-    pr = self_attention_prior(prior, rho)
+    pr = make_prior(prior, rho)
+    T_q = _check_attention(attention, pr, T, T_q, law)
     if not (law.is_gaussian or pr.TOKEN_LAWS):
         raise ValueError(f"tokens: {law.tag} tokens are not implemented for the {pr.name} prior "
                          "(Gaussian tokens only)")
@@ -322,16 +390,39 @@ def generate(
     key = (channel, int(T), float(rho), int(d), float(alpha), ch.param_value)
     if pr.name != DEFAULT_PRIOR:
         key += (pr.name,)
+    if attention != "self":
+        key += (attention, T_q)
     ss = seed_sequence(base_seed, int(seed), *key)
     rng_teacher = np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=(0,)))
     W = pr.sample(d, rng_teacher)
     entropy = tuple(int(e) for e in np.atleast_1d(ss.entropy))
-    labels = np.empty(ch.label_shape(n), dtype=ch.LABEL_DTYPE)
+    shape = ch.label_shape(n)
+    labels = np.empty((n, T_q) + shape[2:] if attention == "cross" else shape,
+                      dtype=ch.LABEL_DTYPE)
     data = TeacherData(channel, int(T), ch.param_value, float(rho), float(alpha), int(d),
-                       int(seed), W, labels, entropy, law, pr)
+                       int(seed), W, labels, entropy, law, pr, attention, T_q)
     for lo, hi, X in data.chunks():
         noise = (np.random.default_rng(np.random.SeedSequence(list(entropy),
                                                               spawn_key=(4, lo // CHUNK)))
                  if ch.NOISY else None)
-        labels[lo:hi] = ch.labels(data.indices(X, data.S), noise)
+        labels[lo:hi] = data.row_or_pair_labels(data.indices(X, data.S), noise)
     return data
+
+
+def _check_attention(attention, pr: Prior, T: int, T_q, law: TokenLaw) -> int:
+    """The query tokens per sample, after the checks of :func:`generate` (each names its key)."""
+    if attention not in ATTENTIONS:
+        raise ValueError(f"attention must be one of {ATTENTIONS}, got attention={attention!r}")
+    if attention == "self":
+        if T_q is not None and int(T_q) != T:
+            raise ValueError(f"T_q={T_q!r}: self-attention has one sequence of T={T} tokens")
+        if not pr.SYMMETRIC and T < 2:
+            raise ValueError(f"T={T}: untied self-attention at T = 1 sees only the symmetric "
+                             "part of S* (its one index is x^T S x); use T >= 2")
+        return T
+    if not law.is_gaussian:
+        raise ValueError(f"tokens: cross-attention takes Gaussian tokens only, got {law.tag}")
+    T_q = T if T_q is None else T_q
+    if isinstance(T_q, bool) or not float(T_q).is_integer() or int(T_q) < 1:
+        raise ValueError(f"T_q must be an integer >= 1, got T_q={T_q!r}")
+    return int(T_q)

@@ -54,6 +54,7 @@ import numpy as np
 
 from aimlib.algorithms.amp_ops import (
     ArrayOps,
+    CrossOps,
     NumpyOps,
     Tokens,
     output_pass,  # noqa: F401  (re-exported)
@@ -138,12 +139,11 @@ def _attempt(data, ops, damping, tol, max_iter, progress,
         B = ops.output_pass(S_hat, V, th)
         # The precision of the effective observation: 2 alpha <sum w g^2> for a Bayes-optimal
         # g_out (Nishimori), 2 alpha <sum w (-dg/domega)> for any other (GAMP's 1 / tau_r).
-        q_hat = (2.0 * alpha * ops.mean_negdiv() if general
-                 else ops.ch.amp_q_hat(alpha, ops.g, V))
+        q_hat = 2.0 * alpha * ops.mean_negdiv() if general else ops.q_hat(alpha, V)
         if not (math.isfinite(q_hat) and q_hat > 0 and np.all(np.isfinite(B))):
             return _Attempt(S_calm, hist, it, "nan", q_calm, damping)
         delta = 1.0 / q_hat
-        R = S_hat + 2.0 * (0.5 * (B + B.T)) / (d**1.5 * q_hat)
+        R = S_hat + ops.direction(B, q_hat)
         S_new, C = (ops.rie_divergence if general else ops.rie)(R, delta, pr)
         if trace is not None:
             tr = float(np.trace(S_new))
@@ -291,6 +291,10 @@ def run(
         rate, and the time the budget would take; a converging run stops earlier).  A callable
         is called as ``progress(iteration, error, step, q_hat)`` after every iteration.
     """
+    if data.attention == "self":
+        data.require_tied_self("AMP")
+    elif backend != "numpy":
+        raise ValueError(f"backend={backend!r}: cross-attention AMP runs on numpy only")
     if dtype != "auto":
         dtype = np.dtype(dtype).name
     validate(AMPOptions, dict(damping=damping, tol=tol, max_iter=max_iter, dtype=dtype,
@@ -315,8 +319,11 @@ def run(
     backends.check(backend)
     tokens = Tokens(data, int(chunk), token_budget, dtype)
     try:
-        ops = (NumpyOps(data, ch, tokens, general) if backend == "numpy"
-               else ArrayOps(backends.get(backend), data, ch, tokens, general))
+        if data.attention == "cross":
+            ops = CrossOps(data, ch, tokens, general)
+        else:
+            ops = (NumpyOps(data, ch, tokens, general) if backend == "numpy"
+                   else ArrayOps(backends.get(backend), data, ch, tokens, general))
     except Exception as exc:
         raise_out_of_memory(backend, data, tokens, exc)
         raise

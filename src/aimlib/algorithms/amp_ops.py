@@ -13,10 +13,11 @@ import numpy as np
 
 from aimlib.channels import pair_weights
 from aimlib.core import backend as backends
+from aimlib.core.kernels import block_dots, block_mix
 from aimlib.model import TeacherData, attention_indices, mix_tokens
 from aimlib.prior import Prior, divided_differences
 
-__all__ = ["Tokens", "output_pass", "NumpyOps", "ArrayOps", "raise_out_of_memory"]
+__all__ = ["Tokens", "output_pass", "NumpyOps", "CrossOps", "ArrayOps", "raise_out_of_memory"]
 
 
 class Tokens:
@@ -27,7 +28,7 @@ class Tokens:
         self.data = data
         self.chunk = chunk
         self.dtype = dtype
-        size = data.n * data.T * data.d * np.dtype(dtype).itemsize
+        size = data.n * data.n_tokens * data.d * np.dtype(dtype).itemsize
         self.all = data.white_tokens(dtype=dtype) if size <= budget_bytes else None
 
     def __iter__(self):
@@ -105,11 +106,98 @@ class NumpyOps:
     def mean_negdiv(self) -> float:
         return float(np.mean(self.negdiv))
 
+    def q_hat(self, alpha: float, V: float) -> float:
+        """The precision of the effective observation (the channel's AMP form)."""
+        return self.ch.amp_q_hat(alpha, self.g, V)
+
+    def direction(self, B: np.ndarray, q_hat: float) -> np.ndarray:
+        """``R - S_hat``: ``2 sym(B) / (d^{3/2} q_hat)`` (docs/theory.md §4, step 4)."""
+        d = B.shape[0]
+        return 2.0 * (0.5 * (B + B.T)) / (d**1.5 * q_hat)
+
     def rie(self, R, delta, pr):
         return pr.denoise(R, delta), pr.mmse(delta)
 
     def rie_divergence(self, R, delta, pr):
         return _rie_divergence(R, delta, pr)
+
+
+class CrossOps(NumpyOps):
+    """AMP's operations for cross-attention (docs/theory.md §15.3), on the CPU: the indices
+    ``omega = X_q S_hat X_k^T / sqrt(d) - V g`` (every index of weight 1), ``g`` from the
+    channel's row output function over the keys of each query row, and
+    ``B = sum_mu X_q,mu^T G_mu X_k,mu`` (one GEMM per token chunk); the update
+    ``q_hat = w alpha <sum_ab g_ab^2>`` (the softmax's exact ``w alpha T_q (T_k - 1) / V``) and
+    the step ``w B / (d^{3/2} q_hat)``, symmetrised for a symmetric prior (``w = 2``) and left
+    as it is for the untied one (``w = 1``, denoised through its singular values)."""
+
+    def __init__(self, data, ch, tokens, general):
+        if general:
+            raise ValueError("onsager: cross-attention AMP has the Bayes-optimal (Nishimori) "
+                             "update only")
+        super().__init__(data, ch, tokens, general)
+        self.y = data.labels
+        self.T_q, self.T_k = data.T_q, data.T
+        self.w = 2.0 if data.prior.SYMMETRIC else 1.0
+        # Tokens held in memory are split once into contiguous queries and keys (the GEMMs then
+        # read them in place), and the joint array is let go.
+        self.split = None
+        if tokens.all is not None:
+            Tq = self.T_q
+            self.split = (np.ascontiguousarray(tokens.all[:, :Tq]),
+                          np.ascontiguousarray(tokens.all[:, Tq:]))
+            tokens.all = None
+
+    def _chunks(self):
+        if self.split is None:
+            for lo, hi, X in self.tokens:
+                yield lo, hi, np.ascontiguousarray(X[:, :self.T_q]), X[:, self.T_q:]
+            return
+        Xq, Xk = self.split
+        n, step = Xq.shape[0], self.tokens.chunk
+        for lo in range(0, n, step):
+            hi = min(n, lo + step)
+            yield lo, hi, Xq[lo:hi], Xk[lo:hi]
+
+    def reset(self):
+        shape = (self.data.n, self.T_q, self.T_k)
+        self.g = np.zeros(shape)
+        self.omega = np.zeros(shape)
+        self.negdiv = None
+
+    def output_pass(self, S_hat, V, damping):
+        d = S_hat.shape[0]
+        Tq, Tk = self.T_q, self.T_k
+        B = np.zeros((d, d))
+        for lo, hi, Xq, Xk in self._chunks():
+            m = hi - lo
+            XS = (Xq.reshape(m * Tq, d) @ S_hat.astype(Xq.dtype, copy=False)).reshape(m, Tq, d)
+            omega = np.empty((m, Tq, Tk))
+            block_dots(XS, Xk, omega)
+            omega /= math.sqrt(d)
+            omega -= self.g[lo:hi] * V
+            if damping > 0.0:
+                omega = damping * self.omega[lo:hi] + (1.0 - damping) * omega
+            self.omega[lo:hi] = omega
+            y = self.y[lo:hi]
+            gc = self.ch.row_g_out(y.reshape((m * Tq,) + y.shape[2:]), omega.reshape(m * Tq, Tk),
+                                   V).reshape(m, Tq, Tk)
+            self.g[lo:hi] = gc
+            GXk = np.empty((m, Tq, d), dtype=Xq.dtype)
+            block_mix(gc.astype(Xq.dtype, copy=False), Xk, GXk)  # G_mu X_k,mu
+            B += Xq.reshape(m * Tq, d).T @ GXk.reshape(m * Tq, d)  # one GEMM
+        return B
+
+    def q_hat(self, alpha: float, V: float) -> float:
+        if self.ch.name == "softmax":  # the derivative form, exact for the softmax's line
+            return self.w * alpha * self.T_q * self.ch.row_information(0.0, V, self.T_k)
+        return self.w * alpha * float(np.mean(np.sum(self.g * self.g, axis=(1, 2))))
+
+    def direction(self, B: np.ndarray, q_hat: float) -> np.ndarray:
+        d = B.shape[0]
+        if self.w == 2.0:
+            return 2.0 * (0.5 * (B + B.T)) / (d**1.5 * q_hat)
+        return B / (d**1.5 * q_hat)
 
 
 class ArrayOps(NumpyOps):

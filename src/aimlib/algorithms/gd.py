@@ -147,6 +147,7 @@ def run(
         rate and time remaining).  A callable is called as ``progress(step, mean_loss)`` at the
         first and every 50th step of each batch.
     """
+    data.require_tied_self("GD")
     ch = data.ch
     if not data.prior.FACTORISED:
         raise ValueError(f"prior: GD fits a factor, S = W W^T / sqrt(r d), and runs on a "

@@ -104,6 +104,7 @@ def run(data: TeacherData, *, variant: str = "exact", chunk: int = CHUNK,
     progress : None
         Accepted for the common signature of the algorithms; a one-step run has no progress.
     """
+    data.require_tied_self("the spectral estimator")
     validate(SpectralOptions, {"dtype": dtype})
     d, T, n = data.d, data.T, data.n
     ch = make_channel(data.channel, **{**data.ch.params, "variant": variant})

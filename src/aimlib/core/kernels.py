@@ -82,6 +82,40 @@ def mix_tokens(G, X, out):  # pragma: no cover - numba
 
 
 @njit(cache=True, fastmath={"reassoc"})
+def block_dots(A, B, out):  # pragma: no cover - numba
+    """``out[i, a, b] = A[i, a] . B[i, b]``: ``A`` ``(m, Ta, d)``, ``B`` ``(m, Tb, d)`` (the
+    cross-attention indices of queries ``A`` against keys ``B``; serial)."""
+    m, Ta, d = A.shape
+    Tb = B.shape[1]
+    for i in range(m):
+        for a in range(Ta):
+            xa = A[i, a]
+            for b in range(Tb):
+                xb = B[i, b]
+                s = 0.0
+                for j in range(d):
+                    s += xa[j] * xb[j]
+                out[i, a, b] = s
+
+
+@njit(cache=True)
+def block_mix(G, X, out):  # pragma: no cover - numba
+    """``out[i, a] = sum_b G[i, a, b] X[i, b]``: ``G`` ``(m, Ta, Tb)``, ``X`` ``(m, Tb, d)``,
+    ``out`` ``(m, Ta, d)`` (serial)."""
+    m, Ta, Tb = G.shape
+    d = X.shape[2]
+    for i in range(m):
+        for a in range(Ta):
+            o = out[i, a]
+            o[:] = 0.0
+            for b in range(Tb):
+                c = G[i, a, b]
+                xb = X[i, b]
+                for j in range(d):
+                    o[j] += c * xb[j]
+
+
+@njit(cache=True, fastmath={"reassoc"})
 def pair_block(Z, row, base, r, T, h):  # pragma: no cover - numba
     """``h[a, b] = Z[row + a, base:base + r] . Z[row + b, base:base + r]`` (symmetric), summed in
     ``Z``'s precision (``reassoc`` lets LLVM vectorise the sum, as BLAS orders it)."""

@@ -27,6 +27,7 @@ solved here for ``h = 1/g`` (monic, bounded coefficients at every ``Delta >= 0``
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import ClassVar
 
@@ -96,16 +97,46 @@ def _edges_and_dips(delta: float, rho: float) -> tuple[np.ndarray, np.ndarray]:
 
 def _half_support(delta: float, rho: float) -> np.ndarray:
     """The support on ``x >= 0`` as rows ``[a, b]`` (the first may start at 0)."""
-    edges, _ = _edges_and_dips(delta, rho)
+    return _state(delta, rho)[0]
+
+
+@functools.lru_cache(maxsize=64)
+def _state(delta: float, rho: float):
+    """What every function of one ``(Delta, rho)`` shares, computed once (an AMP iteration asks
+    for the shrinkage and the MMSE at the same ``Delta``): the half-support, the quadrature's
+    nodes and weights on it, and the density at the nodes."""
+    edges, dips = _edges_and_dips(delta, rho)
     pts = np.concatenate([[0.0], edges[edges > 0]])
+    lo, hi = pts[:-1], pts[1:]
+    mid = _g_inside(0.5 * (lo + hi), delta, rho) if lo.size else np.zeros(0, complex)
     out = []
-    for a, b in zip(pts[:-1], pts[1:], strict=True):
-        if b > a and _g_inside(np.array([0.5 * (a + b)]), delta, rho)[0].imag > 0:
+    for a, b, g in zip(lo, hi, mid, strict=True):
+        if b > a and g.imag > 0:
             if out and out[-1][1] == a:
                 out[-1][1] = b
             else:
                 out.append([a, b])
-    return np.array(out, dtype=np.float64).reshape(-1, 2)
+    half = np.array(out, dtype=np.float64).reshape(-1, 2)
+    e, w = TANH_SINH
+    n = e.shape[0]
+    left = np.arange(n) < (n - 1) / 2
+    right = np.arange(n) > (n - 1) / 2
+    xs, ws = [], []
+    for a, b in half:
+        cuts = [a]
+        for c in dips:
+            if a < c.real < b and c.imag < 0.25 * min(c.real - a, b - c.real):
+                cuts.append(c.real)
+        cuts.append(b)
+        for x0, x1 in zip(cuts[:-1], cuts[1:], strict=True):
+            hw = 0.5 * (x1 - x0)
+            xs.append(np.where(left, x0 + hw * e, np.where(right, x1 - hw * e, x0 + hw)))
+            ws.append(hw * w)
+    t, wt = np.concatenate(xs), np.concatenate(ws)
+    mu = np.maximum(_g_inside(t, delta, rho).imag, 0.0) / math.pi
+    for arr in (half, t, wt, mu):
+        arr.flags.writeable = False
+    return half, t, wt, mu
 
 
 def support(delta: float, rho: float) -> np.ndarray:
@@ -131,23 +162,8 @@ def support(delta: float, rho: float) -> np.ndarray:
 def _quad(delta: float, rho: float) -> tuple[np.ndarray, np.ndarray]:
     """Nodes and weights of a tanh-sinh rule over the support on ``x >= 0`` (split at near-closed
     gaps): ``int_{x >= 0} f mu ~ sum w f(x) mu(x)``."""
-    e, w = TANH_SINH
-    n = e.shape[0]
-    left = np.arange(n) < (n - 1) / 2
-    right = np.arange(n) > (n - 1) / 2
-    _, dips = _edges_and_dips(delta, rho)
-    xs, ws = [], []
-    for a, b in _half_support(delta, rho):
-        cuts = [a]
-        for c in dips:
-            if a < c.real < b and c.imag < 0.25 * min(c.real - a, b - c.real):
-                cuts.append(c.real)
-        cuts.append(b)
-        for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
-            hw = 0.5 * (hi - lo)
-            xs.append(np.where(left, lo + hw * e, np.where(right, hi - hw * e, lo + hw)))
-            ws.append(hw * w)
-    return np.concatenate(xs), np.concatenate(ws)
+    _, t, w, _ = _state(delta, rho)
+    return t, w
 
 
 def stieltjes(x, delta: float, rho: float) -> np.ndarray:
@@ -155,7 +171,9 @@ def stieltjes(x, delta: float, rho: float) -> np.ndarray:
     support the real root nearest the quadrature of that integral)."""
     rho, delta = check_rho(rho), _check_delta(delta)
     xs = np.atleast_1d(np.asarray(x, dtype=np.float64)).ravel()
-    g = _g_inside(xs, delta, rho)
+    roots = _roots(xs, delta, rho)
+    im = np.where(np.isnan(roots), -np.inf, roots.imag)
+    g = roots[np.arange(xs.shape[0]), np.argmax(im, axis=1)]
     sup = support(delta, rho)
     inside = np.zeros(xs.shape, dtype=bool)
     for a, b in sup:
@@ -163,13 +181,12 @@ def stieltjes(x, delta: float, rho: float) -> np.ndarray:
     out = g.astype(np.complex128)
     out_pts = ~(inside & (g.imag > 0))
     if np.any(out_pts):
-        t, w = _quad(delta, rho)
-        mu = np.maximum(_g_inside(t, delta, rho).imag, 0.0) / math.pi
+        _, t, w, mu = _state(delta, rho)
         xo = xs[out_pts][:, None]
         with np.errstate(divide="ignore", invalid="ignore"):  # a node on x is left out
             kern = np.where(xo != t, 1.0 / (xo - t), 0.0) + np.where(xo != -t, 1.0 / (xo + t), 0.0)
             est = np.sum(w * mu * kern, axis=1)
-        roots = _roots(xs[out_pts], delta, rho)
+        roots = roots[out_pts]
         dist = np.where(np.isnan(roots), np.inf, np.abs(roots - est[:, None]))
         out[out_pts] = roots[np.arange(roots.shape[0]), np.argmin(dist, axis=1)].real
     return out.reshape(np.shape(x))
@@ -196,8 +213,7 @@ def mmse_large_delta(delta, rho: float):
 def _mmse_quadrature(delta: float, rho: float) -> float:
     if delta == 0.0:
         return 0.0
-    t, w = _quad(delta, rho)
-    mu = np.maximum(_g_inside(t, delta, rho).imag, 0.0) / math.pi
+    _, _, w, mu = _state(delta, rho)
     cube = 2.0 * float(np.sum(w * mu**3))  # the density is even
     return delta - 4.0 * math.pi**2 / 3.0 * delta * delta * cube
 
