@@ -78,11 +78,11 @@ def test_density_is_that_of_sampled_singular_values(rho, delta):
 @pytest.mark.parametrize("rho, delta", [(0.5, 0.5), (2.0, 0.2)])
 def test_shrinkage_is_the_oracle_overlap_on_average(rho, delta):
     """The Bayes denoiser keeps the singular vectors of Y and puts xi(sigma_i) = E[u_i^T S* v_i]
-    on each: binned by sigma over 600 singular values, the oracle overlaps average to xi within
+    on each: binned by sigma over 400 singular values, the oracle overlaps average to xi within
     five standard errors (and a 0.02 allowance for the bin's finite width and O(1/d) terms)."""
     pr = prior.make_prior("untied", rho)
     rng = np.random.default_rng(3)
-    S, Y = _draw(pr, 600, delta, rng)
+    S, Y = _draw(pr, 400, delta, rng)
     U, s, Vt = np.linalg.svd(Y)
     oracle = np.einsum("ij,ij->j", U, S @ Vt.T)
     xi = pr.shrink(s, delta)

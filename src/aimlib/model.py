@@ -30,7 +30,7 @@ from aimlib.channels import (
     softmax_output,
 )
 from aimlib.channels.base import Whitened
-from aimlib.core.kernels import block_dots, mix_tokens, pair_dots
+from aimlib.core.kernels import mix_tokens, pair_dots
 from aimlib.core.options import CHUNK
 from aimlib.core.validation import check_alpha, check_d, check_rho, check_seed
 from aimlib.prior import DEFAULT as DEFAULT_PRIOR
@@ -67,7 +67,7 @@ def cross_indices(X: np.ndarray, S: np.ndarray, T_q: int) -> np.ndarray:
     Xq = np.ascontiguousarray(X[:, :T_q])
     XS = (Xq.reshape(m * T_q, d) @ S).reshape(m, T_q, d)  # one GEMM
     H = np.empty((m, T_q, X.shape[1] - T_q))
-    block_dots(XS, X[:, T_q:], H)
+    pair_dots(XS, X[:, T_q:], H)
     H /= math.sqrt(d)
     return H
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from aimlib.channels import pair_weights
 from aimlib.core import backend as backends
-from aimlib.core.kernels import block_dots, block_mix
+from aimlib.core.kernels import pair_dots
 from aimlib.model import TeacherData, attention_indices, mix_tokens
 from aimlib.prior import Prior, divided_differences
 
@@ -173,7 +173,7 @@ class CrossOps(NumpyOps):
             m = hi - lo
             XS = (Xq.reshape(m * Tq, d) @ S_hat.astype(Xq.dtype, copy=False)).reshape(m, Tq, d)
             omega = np.empty((m, Tq, Tk))
-            block_dots(XS, Xk, omega)
+            pair_dots(XS, Xk, omega)
             omega /= math.sqrt(d)
             omega -= self.g[lo:hi] * V
             if damping > 0.0:
@@ -184,7 +184,7 @@ class CrossOps(NumpyOps):
                                    V).reshape(m, Tq, Tk)
             self.g[lo:hi] = gc
             GXk = np.empty((m, Tq, d), dtype=Xq.dtype)
-            block_mix(gc.astype(Xq.dtype, copy=False), Xk, GXk)  # G_mu X_k,mu
+            mix_tokens(gc.astype(Xq.dtype, copy=False), Xk, GXk)  # G_mu X_k,mu
             B += Xq.reshape(m * Tq, d).T @ GXk.reshape(m * Tq, d)  # one GEMM
         return B
 

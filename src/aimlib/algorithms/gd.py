@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from aimlib.algorithms import gd_factors
 from aimlib.algorithms.gd_options import GDOptions
 from aimlib.algorithms.gd_result import STOP_REASONS, GDResult
 from aimlib.algorithms.gd_steps import (  # noqa: F401  (re-exported)
@@ -106,7 +107,11 @@ def run(
     Parameters
     ----------
     data : TeacherData
-        Teacher data of a channel that GD can fit (``SUPPORTS_GD``: softmax, Gaussian).
+        Teacher data of a channel that GD can fit (``SUPPORTS_GD``: softmax, Gaussian).  On the
+        paper's model the student is ``W W^T / sqrt(r d)`` (numba kernels on the CPU); on the
+        others (cross-attention, untied self-attention) it is ``L R^T / sqrt(r d)`` with untied
+        factors for the untied prior (:mod:`aimlib.algorithms.gd_factors`, docs/theory.md
+        §15.5; the same array-API steps on NumPy and on the other backends).
     inits : int
         Number ``K`` of initialisations (1: plain GD; the default, 32, is the paper's AGD; the
         first initialisation of an AGD run is a plain GD run).
@@ -147,9 +152,9 @@ def run(
         rate and time remaining).  A callable is called as ``progress(step, mean_loss)`` at the
         first and every 50th step of each batch.
     """
-    data.require_tied_self("GD")
     ch = data.ch
-    if not data.prior.FACTORISED:
+    untied = not data.prior.SYMMETRIC  # students K Q^T / sqrt(r d) (docs/theory.md §15.5)
+    if not (untied or data.prior.FACTORISED):
         raise ValueError(f"prior: GD fits a factor, S = W W^T / sqrt(r d), and runs on a "
                          f"factorised prior only, got prior={data.prior.name!r}")
     if not ch.SUPPORTS_GD:
@@ -165,12 +170,13 @@ def run(
                                                            spawn_key=(2,)))
     K, d, r, n, T = int(inits), data.d, data.r, data.n, data.T
     steps = int(steps)
-    W0 = rng.standard_normal((K, d, r))
+    W0 = rng.standard_normal((K, 2, d, r) if untied else (K, d, r))
     X = data.tokens().astype(dtype, copy=False)
     y = np.ascontiguousarray(data.outputs(), dtype=np.float64)
     if memory_budget is None:
         memory_budget = GPU_MEMORY_BUDGET if backends.is_gpu(backend) else MEMORY_BUDGET
-    per_init = memory_per_init(n, T, r, dtype, backend=backend)
+    per_init = (memory_per_init(n, T, r, dtype, backend=backend) if data.tied_self
+                else gd_factors.memory_per_init(n, data.T_q, T, r, dtype))
     if batch is None:
         batch = max(1, min(K, int(memory_budget // per_init)))
     marks = checkpoint_steps(steps, checkpoints)
@@ -182,7 +188,11 @@ def run(
     if stop == "holdout":
         held = data.fresh(max(1, math.ceil(holdout * n)), np.random.default_rng(
             np.random.SeedSequence(list(data.token_entropy), spawn_key=(5,))))
-    if backend == "numpy":
+    if not data.tied_self:
+        stepper = gd_factors.FactorSteps(
+            gd_factors.NUMPY if backend == "numpy" else backends.get(backend), X, y, ch, lr,
+            dtype, held, T_q=data.T_q, cross=data.attention == "cross", untied=untied)
+    elif backend == "numpy":
         stepper = NumbaSteps(X, y, ch, lr, dtype, held, centring(data))
     else:
         stepper = ArraySteps(backends.get(backend), X, y, ch, lr, dtype, held, centring(data))
@@ -237,6 +247,8 @@ class _State:
         self.losses[:losses.shape[0], lo:lo + losses.shape[1]] = losses
 
     def estimate(self, W: np.ndarray) -> np.ndarray:
+        if W.ndim == 3:  # untied factors (K, Q)
+            return gd_factors.estimate(W, self.d)
         r = W.shape[-1]
         return (W @ W.T) / math.sqrt(r * self.d)
 

@@ -13,7 +13,8 @@ import numpy as np
 from aimlib.channels import Channel, Softmax
 from aimlib.core.kernels import adam_step, pack_students
 
-__all__ = ["BETA1", "BETA2", "EPS", "loss_and_grad", "memory_per_init", "NumbaSteps", "ArraySteps"]
+__all__ = ["BETA1", "BETA2", "EPS", "loss_and_grad", "memory_per_init", "NumbaSteps", "ArrayAdam",
+           "ArraySteps"]
 
 #: PyTorch's Adam defaults.
 BETA1, BETA2, EPS = 0.9, 0.999, 1e-8
@@ -158,7 +159,44 @@ class NumbaSteps:
         self._buffers()
 
 
-class ArraySteps:
+class ArrayAdam:
+    """Adam and the driver's interface in array-API calls, for a stepper that has ``be``,
+    ``lr``, ``held`` (its last item the held-out outputs) and ``loss_and_grad(W, data=None,
+    grad=True)``: :class:`ArraySteps` and :class:`aimlib.algorithms.gd_factors.FactorSteps`."""
+
+    def holdout_loss(self) -> np.ndarray:
+        loss = self.loss_and_grad(self.W, self.held, grad=False)[0]
+        return self.be.to_host(loss) / self.held[-1].shape[0]
+
+    def start(self, W):
+        xp = self.be.xp
+        self.W = self.be.asarray(W)
+        self.m = xp.zeros_like(self.W)
+        self.v = xp.zeros_like(self.W)
+
+    def step(self, t):
+        xp = self.be.xp
+        loss, g = self.loss_and_grad(self.W)
+        self.m = BETA1 * self.m + (1.0 - BETA1) * g
+        self.v = BETA2 * self.v + (1.0 - BETA2) * g * g
+        mhat = self.m / (1.0 - BETA1**t)
+        vhat = self.v / (1.0 - BETA2**t)
+        self.W = self.W - self.lr * mhat / (xp.sqrt(vhat) + EPS)
+        return loss
+
+    def fetch(self, pending) -> np.ndarray:
+        return self.be.to_host(self.be.xp.stack(pending))
+
+    def weights(self):
+        return self.be.to_host(self.W).copy()
+
+    def keep(self, mask):
+        idx = self.be.asarray(np.flatnonzero(mask), "int64")
+        xp = self.be.xp
+        self.W, self.m, self.v = (xp.take(a, idx, axis=0) for a in (self.W, self.m, self.v))
+
+
+class ArraySteps(ArrayAdam):
     """The same Adam steps in array-API calls (:mod:`aimlib.core.backend`): the tokens move to
     the device once, a step moves only the ``K`` losses back."""
 
@@ -177,12 +215,6 @@ class ArraySteps:
         n, T, d = X.shape
         return (self.be.asarray(X.reshape(n * T, d), dtype),
                 self.be.xp.reshape(self.be.asarray(y), (n, 1, T, T)))
-
-    def start(self, W):
-        xp = self.be.xp
-        self.W = self.be.asarray(W)
-        self.m = xp.zeros_like(self.W)
-        self.v = xp.zeros_like(self.W)
 
     def loss_and_grad(self, W, data=None, grad: bool = True):
         """:func:`loss_and_grad` on the device, for ``W`` of shape ``(K, d, r)`` (on the
@@ -208,27 +240,3 @@ class ArraySteps:
         g = xp.permute_dims(xp.reshape(back, (d, K, r)), (1, 0, 2))
         return loss, (g - (2.0 * self.centre) * gdiag[:, None, None] * W) / c
 
-    def holdout_loss(self) -> np.ndarray:
-        loss = self.loss_and_grad(self.W, self.held, grad=False)[0]
-        return self.be.to_host(loss) / self.held[1].shape[0]
-
-    def step(self, t):
-        xp = self.be.xp
-        loss, g = self.loss_and_grad(self.W)
-        self.m = BETA1 * self.m + (1.0 - BETA1) * g
-        self.v = BETA2 * self.v + (1.0 - BETA2) * g * g
-        mhat = self.m / (1.0 - BETA1**t)
-        vhat = self.v / (1.0 - BETA2**t)
-        self.W = self.W - self.lr * mhat / (xp.sqrt(vhat) + EPS)
-        return loss
-
-    def fetch(self, pending) -> np.ndarray:
-        return self.be.to_host(self.be.xp.stack(pending))
-
-    def weights(self):
-        return self.be.to_host(self.W).copy()
-
-    def keep(self, mask):
-        idx = self.be.asarray(np.flatnonzero(mask), "int64")
-        xp = self.be.xp
-        self.W, self.m, self.v = (xp.take(a, idx, axis=0) for a in (self.W, self.m, self.v))

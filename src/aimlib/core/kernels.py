@@ -53,38 +53,9 @@ def gauss_sum_2d(kappa, jac, table, lam, A=3.0, B=1.0):  # pragma: no cover - nu
 
 @njit(cache=True)
 def pair_dots(A, B, out):  # pragma: no cover - numba
-    """``out[i, a, b] = A[i, a] . B[i, b]`` for blocks of ``T`` rows (serial, contiguous rows)."""
-    m, T, d = A.shape
-    for i in range(m):
-        for a in range(T):
-            xa = A[i, a]
-            for b in range(T):
-                xb = B[i, b]
-                s = 0.0
-                for j in range(d):
-                    s += xa[j] * xb[j]
-                out[i, a, b] = s
-
-
-@njit(cache=True)
-def mix_tokens(G, X, out):  # pragma: no cover - numba
-    """``out[i, a] = sum_b G[i, a, b] X[i, b]``, i.e. ``G_mu X_mu`` per sample (serial)."""
-    m, T, d = X.shape
-    for i in range(m):
-        for a in range(T):
-            o = out[i, a]
-            o[:] = 0.0
-            for b in range(T):
-                g = G[i, a, b]
-                xb = X[i, b]
-                for j in range(d):
-                    o[j] += g * xb[j]
-
-
-@njit(cache=True, fastmath={"reassoc"})
-def block_dots(A, B, out):  # pragma: no cover - numba
-    """``out[i, a, b] = A[i, a] . B[i, b]``: ``A`` ``(m, Ta, d)``, ``B`` ``(m, Tb, d)`` (the
-    cross-attention indices of queries ``A`` against keys ``B``; serial)."""
+    """``out[i, a, b] = A[i, a] . B[i, b]`` for blocks of rows, ``A`` ``(m, Ta, d)`` and ``B``
+    ``(m, Tb, d)``: the self-attention indices (``Ta = Tb = T``) or the cross-attention ones
+    (queries against keys); serial."""
     m, Ta, d = A.shape
     Tb = B.shape[1]
     for i in range(m):
@@ -99,9 +70,9 @@ def block_dots(A, B, out):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def block_mix(G, X, out):  # pragma: no cover - numba
-    """``out[i, a] = sum_b G[i, a, b] X[i, b]``: ``G`` ``(m, Ta, Tb)``, ``X`` ``(m, Tb, d)``,
-    ``out`` ``(m, Ta, d)`` (serial)."""
+def mix_tokens(G, X, out):  # pragma: no cover - numba
+    """``out[i, a] = sum_b G[i, a, b] X[i, b]``, i.e. ``G_mu X_mu`` per sample: ``G``
+    ``(m, Ta, Tb)``, ``X`` ``(m, Tb, d)``, ``out`` ``(m, Ta, d)`` (serial)."""
     m, Ta, Tb = G.shape
     d = X.shape[2]
     for i in range(m):
@@ -109,10 +80,10 @@ def block_mix(G, X, out):  # pragma: no cover - numba
             o = out[i, a]
             o[:] = 0.0
             for b in range(Tb):
-                c = G[i, a, b]
+                g = G[i, a, b]
                 xb = X[i, b]
                 for j in range(d):
-                    o[j] += c * xb[j]
+                    o[j] += g * xb[j]
 
 
 @njit(cache=True, fastmath={"reassoc"})

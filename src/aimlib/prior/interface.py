@@ -31,7 +31,7 @@ import numpy as np
 
 from aimlib.core.validation import check_rho
 
-__all__ = ["Prior", "divided_differences"]
+__all__ = ["Prior", "ModulePrior", "divided_differences"]
 
 
 def divided_differences(x: np.ndarray, f: np.ndarray, df: np.ndarray) -> np.ndarray:
@@ -161,3 +161,30 @@ class Prior:
     def matrix(self, factor: np.ndarray) -> np.ndarray:
         """``S*`` from the factor :meth:`sample` drew."""
         raise NotImplementedError
+
+
+class ModulePrior(Prior):
+    """A prior whose denoising numerics are functions of a module, each taking the prior's
+    ``rho`` last: ``mmse(delta, rho)``, ``support``, ``stieltjes``, ``density``,
+    ``shrink(eigs, delta, rho)`` and ``denoise(Y, delta, rho)`` (the tied and the untied prior)."""
+
+    #: The module holding the functions.
+    NUMERICS: ClassVar[object]
+
+    def mmse(self, delta):
+        return self.NUMERICS.mmse(delta, self.rho)
+
+    def support(self, delta: float) -> np.ndarray:
+        return self.NUMERICS.support(delta, self.rho)
+
+    def stieltjes(self, x, delta: float) -> np.ndarray:
+        return self.NUMERICS.stieltjes(x, delta, self.rho)
+
+    def density(self, x, delta: float) -> np.ndarray:
+        return self.NUMERICS.density(x, delta, self.rho)
+
+    def shrink(self, eigs: np.ndarray, delta: float) -> np.ndarray:
+        return self.NUMERICS.shrink(eigs, delta, self.rho)
+
+    def denoise(self, Y: np.ndarray, delta: float) -> np.ndarray:
+        return self.NUMERICS.denoise(Y, delta, self.rho)

@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from typing import ClassVar
 
 import numpy as np
 
 from aimlib.core.validation import check_rho
-from aimlib.prior.interface import Prior
+from aimlib.prior.interface import ModulePrior
 from aimlib.prior.wishart import TANH_SINH
 
 __all__ = ["LARGE_DELTA", "Untied", "support", "stieltjes", "density", "mmse",
@@ -288,7 +289,7 @@ def divergence(sigma: np.ndarray, xi: np.ndarray, dxi: np.ndarray) -> float:
     return float(np.sum(dxi) + np.sum(q))
 
 
-class Untied(Prior):
+class Untied(ModulePrior):
     """``S* = K Q^T / sqrt(r d)``, ``K, Q`` independent ``d x r`` standard Gaussian matrices:
     untied keys and queries (docs/theory.md §15).  Not symmetric: its denoising problem is the
     rectangular one, in i.i.d. noise, solved by shrinking singular values."""
@@ -296,6 +297,7 @@ class Untied(Prior):
     name: ClassVar[str] = "untied"
     label: ClassVar[str] = "untied keys and queries, S* = K Q^T / sqrt(r d)"
     SYMMETRIC: ClassVar[bool] = False
+    NUMERICS: ClassVar[object] = sys.modules[__name__]
 
     @property
     def second_moment(self) -> float:
@@ -308,26 +310,8 @@ class Untied(Prior):
     def mean(self, d: int) -> np.ndarray:
         return np.zeros((int(d), int(d)))
 
-    def mmse(self, delta):
-        return mmse(delta, self.rho)
-
     def mmse_slope(self) -> float:
         return 2.0 * self.rho - self.rho**2 if self.rho <= 1.0 else 1.0
-
-    def support(self, delta: float) -> np.ndarray:
-        return support(delta, self.rho)
-
-    def stieltjes(self, x, delta: float) -> np.ndarray:
-        return stieltjes(x, delta, self.rho)
-
-    def density(self, x, delta: float) -> np.ndarray:
-        return density(x, delta, self.rho)
-
-    def shrink(self, eigs: np.ndarray, delta: float) -> np.ndarray:
-        return shrink(eigs, delta, self.rho)
-
-    def denoise(self, Y: np.ndarray, delta: float) -> np.ndarray:
-        return denoise(Y, delta, self.rho)
 
     def noise(self, d: int, rng: np.random.Generator) -> np.ndarray:
         return rng.standard_normal((int(d), int(d))) / math.sqrt(d)

@@ -24,13 +24,14 @@ that a hard edge (``rho`` near 1) leaves at small ``Delta``.
 from __future__ import annotations
 
 import math
+import sys
 from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
 from aimlib.core.validation import check_rho
-from aimlib.prior.interface import Prior
+from aimlib.prior.interface import ModulePrior
 
 __all__ = [
     "second_moment",
@@ -588,7 +589,12 @@ def rie(Y: np.ndarray, delta: float, rho: float) -> np.ndarray:
     return (U * xi) @ U.T
 
 
-class Tied(Prior):
+#: The names :class:`aimlib.prior.interface.ModulePrior` calls.
+shrink = rie_eigenvalues
+denoise = rie
+
+
+class Tied(ModulePrior):
     """``S* = W* W*^T / sqrt(r d)``, ``W*`` a ``d x r`` standard Gaussian matrix, ``r = rho d``:
     tied keys and queries (the paper's prior, docs/theory.md §2)."""
 
@@ -596,6 +602,7 @@ class Tied(Prior):
     label: ClassVar[str] = "tied keys and queries, S* = W W^T / sqrt(r d)"
     FACTORISED: ClassVar[bool] = True
     TOKEN_LAWS: ClassVar[bool] = True
+    NUMERICS: ClassVar[object] = sys.modules[__name__]
 
     @property
     def second_moment(self) -> float:
@@ -612,29 +619,11 @@ class Tied(Prior):
     def mean(self, d: int) -> np.ndarray:
         return math.sqrt(self.rho) * np.eye(int(d))
 
-    def mmse(self, delta):
-        return mmse(delta, self.rho)
-
     def mmse_slope(self) -> float:
         return mmse_slope(self.rho)
 
-    def support(self, delta: float) -> np.ndarray:
-        return support(delta, self.rho)
-
-    def stieltjes(self, x, delta: float) -> np.ndarray:
-        return stieltjes(x, delta, self.rho)
-
-    def density(self, x, delta: float) -> np.ndarray:
-        return density(x, delta, self.rho)
-
-    def shrink(self, eigs: np.ndarray, delta: float) -> np.ndarray:
-        return rie_eigenvalues(eigs, delta, self.rho)
-
     def shrink_slopes(self, eigs: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
         return rie_slopes(eigs, delta, self.rho)
-
-    def denoise(self, Y: np.ndarray, delta: float) -> np.ndarray:
-        return rie(Y, delta, self.rho)
 
     def posterior_trace(self, d: int) -> float:
         return scale_posterior_trace(d, self.width(d))
