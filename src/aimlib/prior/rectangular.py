@@ -96,11 +96,6 @@ def _edges_and_dips(delta: float, rho: float) -> tuple[np.ndarray, np.ndarray]:
     return edges, dips
 
 
-def _half_support(delta: float, rho: float) -> np.ndarray:
-    """The support on ``x >= 0`` as rows ``[a, b]`` (the first may start at 0)."""
-    return _state(delta, rho)[0]
-
-
 @functools.lru_cache(maxsize=64)
 def _state(delta: float, rho: float):
     """What every function of one ``(Delta, rho)`` shares, computed once (an AMP iteration asks
@@ -154,17 +149,10 @@ def support(delta: float, rho: float) -> np.ndarray:
     rho, delta = check_rho(rho), _check_delta(delta)
     if delta == 0.0:
         raise ValueError("delta must be > 0 for the support of the density of Y")
-    half = _half_support(delta, rho)
+    half = _state(delta, rho)[0]  # the support on x >= 0
     rows = [[-b, -a] for a, b in half[::-1] if a > 0]
     rows += [[-b, b] for a, b in half if a == 0] + [[a, b] for a, b in half if a > 0]
     return np.array(rows, dtype=np.float64).reshape(-1, 2)
-
-
-def _quad(delta: float, rho: float) -> tuple[np.ndarray, np.ndarray]:
-    """Nodes and weights of a tanh-sinh rule over the support on ``x >= 0`` (split at near-closed
-    gaps): ``int_{x >= 0} f mu ~ sum w f(x) mu(x)``."""
-    _, t, w, _ = _state(delta, rho)
-    return t, w
 
 
 def stieltjes(x, delta: float, rho: float) -> np.ndarray:

@@ -51,9 +51,9 @@ def q_hat(channel: Channel, alpha: float, q: float, V: float, prior: Prior, T_q:
 
 def _setup(channel, rho, T_q, T_k, prior, params):
     T_q, T_k = _check_tokens(T_q, T_k)
-    ch = make_channel(channel, T=T_k, **params) if T_k >= 2 else None
-    if ch is None:
+    if T_k < 2:
         raise ValueError(f"T_k must be >= 2 (one key reveals nothing), got T_k={T_k!r}")
+    ch = make_channel(channel, T=T_k, **params)
     pr = make_prior(prior, check_rho(rho))
     return ch, pr, T_q
 

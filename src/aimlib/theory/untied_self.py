@@ -65,10 +65,11 @@ class UntiedSelfBounds:
 
 
 def information_split(T: int) -> tuple[float, float]:
-    """``(info_A, info_B)`` per unit of row information ``E_row`` for a channel whose row
-    information is a multiple of the projection off the row's constant (softmax, hardmax):
-    ``((T + 1) / 2, (T - 1) / 2)``; a Gaussian channel's (a multiple of the identity) is
-    ``(T (T + 1) / 2, T (T - 1) / 2) / T`` per unit of ``T E_row / T``, the same ratio."""
+    """``(info_A, info_B) / E_row``: the information on the symmetric and the antisymmetric part
+    per unit of row information, ``((T + 1) / 2, (T - 1) / 2)``, for a channel whose rows do not
+    see their constant (softmax, hardmax: ``I = E_row P / (T - 1)``).  A Gaussian channel
+    (``I`` a multiple of the identity) splits ``T E_row`` as ``T (T + 1) / 2 : T (T - 1) / 2``:
+    the same ratio (:func:`q_hats`)."""
     return (T + 1) / 2.0, (T - 1) / 2.0
 
 
