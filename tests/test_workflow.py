@@ -221,8 +221,10 @@ def _check_drawn_data(workdir, fig):
         return
     if fig != "fig8":  # fig8 draws SE test errors computed from q, not the error
         for ds in inputs.get("se", []) + inputs.get("small_width", []):
-            assert _drawn(ys, np.where(usable(ds), ds["error"].values, np.nan)), (fig, ds.attrs)
-            checked += 1
+            # untied self-attention's curve is its two bounds (fig12)
+            for var in [v for v in ("error", "error_lower", "error_upper") if v in ds]:
+                assert _drawn(ys, np.where(usable(ds), ds[var].values, np.nan)), (fig, ds.attrs)
+                checked += 1
     for kind in ("amp", "gd", "agd", "spectral"):
         for agg in inputs.get(kind, []):
             var = "test_error_mean" if fig == "fig8" else "mean"
@@ -286,12 +288,12 @@ def test_quick_preset_end_to_end(workdir):
         assert ds.sizes["seed"] >= 2 and "stop_reason" in ds and "error_history" in ds
     aggs = sorted((workdir / "data" / "agg").rglob("amp_*.nc"))
     # fig1a 3, fig2b 2, fig4 2, fig6 2, fig7 3, fig8 2, fig3 2 x 3 d, fig9 3 T x 3 delta,
-    # fig10 2 channels x 5 token laws, fig11 2 T
-    assert len(aggs) == 29 + 10 + 2
+    # fig10 2 channels x 5 token laws, fig11 2 T, fig12 3 cells (AMP has no untied self) x 2 T
+    assert len(aggs) == 29 + 10 + 2 + 6
     # GD and AGD aggregates where the figure draws both (fig2b 2 T, fig4 2 beta, fig8 1,
     # fig_steps 2 T: 14), AGD only where it draws only AGD (fig3 2 d, fig9 2 T x 3 delta: 8;
-    # fig10: 3 token laws)
-    assert len(list((workdir / "data" / "agg").rglob("*gd_*.nc"))) == 14 + 8 + 3
+    # fig10: 3 token laws; fig12: 4 cells x 2 T)
+    assert len(list((workdir / "data" / "agg").rglob("*gd_*.nc"))) == 14 + 8 + 3 + 8
     assert len(list((workdir / "data" / "agg").rglob("spectral_*.nc"))) == 3 + 1  # fig1a, fig2b
     # theory lines for every SE curve of the figures that draw them, and none elsewhere
     plan = cfg.plan(yaml.safe_load((workdir / "config" / "quick.yaml").read_text()))

@@ -32,6 +32,7 @@ from aimlib import __version__
 from aimlib.channels import CHANNELS as _REGISTRY
 from aimlib.channels import channel_class, make_channel
 from aimlib.core.options import flag
+from aimlib.model import ATTENTIONS
 from aimlib.prior import DEFAULT as DEFAULT_PRIOR
 from aimlib.prior import PRIORS, make_prior
 
@@ -112,9 +113,10 @@ def _channel(args, variant: str | None = None):
 
 
 def _alphas(args, channel, rho: float) -> np.ndarray:
-    """The sample ratios alpha = n / d^2 asked for, from --alpha, --alpha-bar or --grid."""
+    """The sample ratios alpha = n / d^2 asked for, from --alpha, --alpha-bar (the cell's
+    scale, docs/theory.md §15.6) or --grid."""
     # loaded by the subcommand that runs (aimlib --help stays light)
-    from aimlib.theory.state_evolution import alpha_bar
+    from aimlib.theory.cells import alpha_bar_factor
 
     if args.grid is not None:
         lo, hi, num = args.grid
@@ -128,8 +130,18 @@ def _alphas(args, channel, rho: float) -> np.ndarray:
         vals, bar = np.asarray(args.alpha, dtype=float), False
     if np.any(~(vals > 0)):
         raise ValueError("every alpha must be > 0")
-    # alpha_bar is linear in alpha: divide by its value at alpha = 1
-    return vals / float(alpha_bar(channel, 1.0, rho)) if bar else vals
+    factor = alpha_bar_factor(channel, rho, prior=args.prior, attention=_attention(args))
+    return vals / factor if bar else vals
+
+
+def _attention(args) -> str:
+    return getattr(args, "attention", "self")
+
+
+def _add_attention_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--attention", choices=ATTENTIONS, default="self",
+                   help="self (the paper's) or cross (T queries against T keys of a second "
+                        "sequence); with --prior untied, the cells of docs/theory.md §15")
 
 
 def _add_alpha_args(p: argparse.ArgumentParser, required: bool = True) -> None:
@@ -197,12 +209,17 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
 
 def _cmd_se(args) -> int:
     # loaded by the subcommand that runs (aimlib --help stays light)
-    from aimlib.theory import mismatched
+    from aimlib.theory import cells, mismatched
     from aimlib.theory import state_evolution as se
 
     ch = _channel(args, args.variant)
+    cells.check_cell(args.prior, args.attention, ch.T, ch.name)
     alphas = _alphas(args, ch, args.rho)
-    if args.variant == "mismatched":
+    if not cells.is_paper(args.prior, args.attention):
+        if args.variant != "exact":
+            raise ValueError(f"--variant {args.variant} is the paper's tied self-attention's")
+        ds = cells.curve(ch, alphas, args.rho, prior=args.prior, attention=args.attention)
+    elif args.variant == "mismatched":
         if args.channel != "hardmax" or (args.T or 2) != 2 or args.prior != DEFAULT_PRIOR:
             raise ValueError("--variant mismatched is the hardmax T = 2 channel's, with the "
                              "tied prior")
@@ -219,11 +236,18 @@ def _cmd_se(args) -> int:
                      version=__version__)
         print(f"wrote {args.output} ({ds.sizes['alpha']} points)", file=sys.stderr)
         return 0
-    abar = se.alpha_bar(ch, alphas, args.rho)
+    abar = ds["alpha_bar"].values if "alpha_bar" in ds.coords else \
+        se.alpha_bar(ch, alphas, args.rho)
     rows = []
     for i, a in enumerate(alphas):
-        row = {"alpha": float(a), "alpha_bar": float(abar[i]),
-               "error": float(ds["error"].values[i])}
+        row = {"alpha": float(a), "alpha_bar": float(abar[i])}
+        if "error" not in ds:  # untied self-attention: its two bounds (docs/theory.md §15.4)
+            row.update(error_lower=float(ds["error_lower"].values[i]),
+                       error_upper=float(ds["error_upper"].values[i]),
+                       converged=bool(se.usable(ds)[i]))
+            rows.append(row)
+            continue
+        row["error"] = float(ds["error"].values[i])
         if args.variant == "mismatched":
             row.update(m=float(ds["m"].values[i]), Q=float(ds["Q"].values[i]))
         else:
@@ -313,11 +337,15 @@ def _cmd_algorithm(args) -> int:
     the algorithm's own prediction where it has one); exit status 3 if a run did not converge."""
     from aimlib import model  # loaded by the subcommand that runs (aimlib --help stays light)
     from aimlib.algorithms import ALGORITHMS
+    from aimlib.theory.cells import check_cell
 
     alg = ALGORITHMS[args.command]
     variant = getattr(args, "variant", "exact")
     ch = _channel(args, variant)
     alg.check_point(ch.name, args.d, ch.T)
+    cell = (args.prior, _attention(args))
+    alg.check_cell(cell)
+    check_cell(*cell, ch.T, ch.name)
     alphas = _alphas(args, ch, args.rho)
     opts = alg.validate({k: getattr(args, k) for k in alg.option_names() if hasattr(args, k)},
                         name=flag)
@@ -329,11 +357,11 @@ def _cmd_algorithm(args) -> int:
     rows = []
     for a in alphas:
         data = model.generate(ch, float(a), args.rho, None, args.d, args.seed,
-                              base_seed=args.base_seed, prior=args.prior)
+                              base_seed=args.base_seed, prior=args.prior, attention=cell[1])
         t0 = time.perf_counter()
         res = alg.run(data, variant=variant, progress=args.progress or None, **opts)
         wall = time.perf_counter() - t0
-        ref = alg.reference(ch, float(a), data.prior)
+        ref = alg.reference(ch, float(a), data.prior, cell[1])
         rows.append({"alpha": float(a), "d": args.d, "seed": args.seed, "n": data.n,
                      **alg.cli_row(res), **ref, "seconds": round(wall, 2)})
     with _open_out(args) as out:
@@ -399,8 +427,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "first-order transition).",
         epilog="examples:\n  aimlib se hardmax --rho 0.5 --alpha 0.4583\n"
                "  aimlib se softmax --rho 0.5 --T 3 --grid 0.05 1.2 24 --grid-in alpha_bar\n"
-               "  aimlib se hardmax --rho 0.5 --alpha 0.45 2 --variant mismatched")
+               "  aimlib se hardmax --rho 0.5 --alpha 0.45 2 --variant mismatched\n"
+               "  aimlib se softmax --rho 0.5 --alpha 0.2 --prior untied --attention self")
     _add_model_args(p)
+    _add_attention_arg(p)
     _add_alpha_args(p)
     p.add_argument("--variant", choices=("exact", "density", "mismatched"), default="exact",
                    help="hardmax output function: exact; the published bivariate-normal density "
@@ -457,6 +487,8 @@ def build_parser() -> argparse.ArgumentParser:
         fit = [k for k, c in _REGISTRY.items() if alg.supports(c)]
         _add_model_args(p, channel=len(fit) == len(_REGISTRY), choices=fit)
         _add_run_args(p)
+        if any(a != "self" for _, a in alg.CELLS):
+            _add_attention_arg(p)
         if alg.HAS_VARIANTS:
             p.add_argument("--variant", choices=("exact", "density"), default="exact",
                            help="hardmax output function")

@@ -11,6 +11,8 @@ from aimlib.algorithms import ALGORITHMS, aggregate_kinds, algorithm_of_kind
 from aimlib.figures.registry import FIGURES, caption as figure_caption
 from aimlib.channels import CHANNELS
 from aimlib.tokens import TOKEN_LAWS
+from aimlib.model import ATTENTIONS
+from aimlib.prior import DEFAULT as DEFAULT_PRIOR, PRIORS
 from aimlib.pipeline.io import code_version
 from aimlib.pipeline.jobs import resolved_config
 from aimlib.pipeline import paths
@@ -26,14 +28,19 @@ from aimlib.pipeline.paths import (
 PLAN = cfg.plan(config)
 FLOAT = r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?"
 # The model part of a file name after T{T}: the channel's parameter where it has one (_beta1.0,
-# _delta0.1; nothing for hardmax), then the token law where it is not Gaussian (-rademacher,
-# _beta1.0-student_t10, -correlated0.3); empty for hardmax with Gaussian tokens
+# _delta0.1; nothing for hardmax), the prior and the attention beyond the paper's (-untied,
+# -cross), then the token law where it is not Gaussian (-rademacher, _beta1.0-student_t10,
+# -correlated0.3); empty for hardmax with Gaussian tokens in the paper's model
 CPAR = (
     "((_("
     + "|".join(sorted({c.PARAM for c in CHANNELS.values() if c.PARAM}))
     + ")"
     + FLOAT
     + ")?(-("
+    + "|".join(p for p in PRIORS if p != DEFAULT_PRIOR)
+    + "))?(-("
+    + "|".join(a for a in ATTENTIONS if a != "self")
+    + "))?(-("
     + "|".join(TOKEN_LAWS)
     + ")("
     + FLOAT
@@ -82,6 +89,7 @@ def se_params(wildcards):
     """Everything an SE curve depends on: its own grid, channel parameter and the tolerance."""
     job = PLAN.se(wildcards)
     return dict(
+        **job.model_params,
         alphas=list(job.alphas),
         channel_params=job.channel_params,
         tokens=job.token_spec,
@@ -146,6 +154,7 @@ def group_params(stage):
             seeds=list(g.seeds),
             channel_params=g.channel_params,
             tokens=g.token_spec,
+            **g.model_params,
         )
 
     return get

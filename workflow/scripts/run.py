@@ -1,5 +1,5 @@
 """Snakemake job: one algorithm of the registry at one point (channel, variant, T, parameter,
-rho, d, alpha), every seed.
+prior, attention, rho, d, alpha), every seed.
 
 Each seed's teacher data are drawn here from the base seed and the point (bit for bit the same
 as :func:`aimlib.model.generate` gives anywhere), so the point needs no teacher files.
@@ -31,7 +31,9 @@ with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     runs = []
     for seed in job["seeds"]:
         data = model.generate(channel, float(w.alpha), float(w.rho), None, int(w.d), seed,
-                              base_seed=int(sm.params.base_seed), tokens=job["tokens"])
+                              base_seed=int(sm.params.base_seed), tokens=job["tokens"],
+                              prior=job.get("prior", "tied"),
+                              attention=job.get("attention", "self"))
         log.info("%s %s (%s) T=%d%s rho=%g d=%d alpha=%g seed=%d n=%d, options %s",
                  alg.label, data.channel, w.variant, data.T, w.cpar, data.rho, data.d,
                  data.alpha, seed, data.n, opts)
@@ -41,6 +43,8 @@ with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
     ds.attrs.update(channel=w.channel, variant=w.variant, T=int(w.T), rho=float(w.rho),
                     d=int(w.d), alpha=float(w.alpha), n=data.n, algorithm=alg.name,
                     **job["channel_params"],
+                    **({"prior": data.prior.name, "attention": data.attention, "T_q": data.T_q}
+                       if not data.tied_self else {}),
                     **data.token_law.attrs,
                     **alg.dataset_attrs(opts))
     write_netcdf(ds, sm.output[0], config=resolved_config(sm.config), version=sm.params.version)

@@ -9,7 +9,7 @@ signal.signal(signal.SIGINT, lambda *_: os._exit(130))
 from aimlib.channels import make_channel
 from aimlib.pipeline.io import write_netcdf
 from aimlib.pipeline.jobs import JobFailure, end_job, job_log, resolved_config
-from aimlib.theory import mismatched, state_evolution
+from aimlib.theory import cells, mismatched, state_evolution
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
@@ -22,15 +22,14 @@ with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
         ds = mismatched.curve(p["alphas"], float(w.rho), variant="density")
         ds.attrs["variant"] = "mismatched"
         ds = ds.assign_coords(alpha_bar=("alpha", ds["alpha"].values / float(w.rho)))
-    else:
+    else:  # any (prior, attention) cell; the paper's is state_evolution.curve
         ch = make_channel(w.channel, T=int(w.T), variant=w.variant, **p["channel_params"])
-        ds = state_evolution.curve(ch, p["alphas"], float(w.rho), tol=p["tol"],
-                                   tokens=p["tokens"])
+        ds = cells.curve(ch, p["alphas"], float(w.rho), tol=p["tol"], tokens=p["tokens"],
+                         prior=p.get("prior", "tied"), attention=p.get("attention", "self"))
     ds.attrs["experiment"] = w.experiment
-    n_bad = int((ds.converged == 0).sum())
-    log.info("converged %d/%d, %d SE evaluations", ds.sizes["alpha"] - n_bad, ds.sizes["alpha"],
-             int(ds.iterations.sum()))
     bad = state_evolution.unconverged_points(ds)
+    log.info("%d/%d points converged%s", ds.sizes["alpha"] - len(bad), ds.sizes["alpha"],
+             f", {int(ds.iterations.sum())} SE evaluations" if "iterations" in ds else "")
     if bad and not p["allow_unconverged"]:
         raise JobFailure(
             f"{what}: {len(bad)} point(s) did not converge: {'; '.join(bad)}. Set "

@@ -23,6 +23,10 @@ class AMP(Algorithm):
     CLI_EXAMPLE: ClassVar[str] = (
         "aimlib amp hardmax --rho 0.5 --alpha 0.4583 --d 100 --seed 0 --progress")
     NUMERICS: ClassVar[str] = "aimlib.algorithms.amp"
+    #: cross-attention, tied or untied (the rectangular denoiser); untied self-attention has no
+    #: Bayes-optimal denoiser (docs/theory.md §15.4)
+    CELLS: ClassVar[tuple[tuple[str, str], ...]] = (("tied", "self"), ("tied", "cross"),
+                                                    ("untied", "cross"))
     AGGREGATES: ClassVar[dict[str, str]] = {"amp": "error"}
     MIN_D_PER_T: ClassVar[int] = AMP_MIN_D_PER_T
 

@@ -26,6 +26,9 @@ class GD(Algorithm):
     CLI_EXAMPLE: ClassVar[str] = (
         "aimlib gd --rho 0.5 --T 2 --alpha-bar 0.5 --d 60 --inits 32 --progress")
     NUMERICS: ClassVar[str] = "aimlib.algorithms.gd"
+    #: every cell: factor students, tied or untied (docs/theory.md §15.5)
+    CELLS: ClassVar[tuple[tuple[str, str], ...]] = (("tied", "self"), ("tied", "cross"),
+                                                    ("untied", "self"), ("untied", "cross"))
     AGGREGATES: ClassVar[dict[str, str]] = {"gd": "error_gd", "agd": "error_agd"}
 
     @classmethod

@@ -81,6 +81,14 @@ class Algorithm:
     AGGREGATES: ClassVar[dict[str, str]]
     #: Smallest ``d`` per token (its large-d approximations fail below).
     MIN_D_PER_T: ClassVar[int] = 2
+    #: The ``(prior, attention)`` cells it runs in (docs/theory.md §15): the paper's, tied
+    #: self-attention, unless it says more.
+    CELLS: ClassVar[tuple[tuple[str, str], ...]] = (("tied", "self"),)
+
+    @staticmethod
+    def cell_name(cell: tuple[str, str]) -> str:
+        """``"untied cross-attention"``: a cell in words, for messages."""
+        return f"{cell[0]} {cell[1]}-attention"
 
     # ------------------------------------------------------------------ what it runs on
     @classmethod
@@ -152,10 +160,12 @@ class Algorithm:
 
     @classmethod
     def run_point(cls, channel, alpha: float, rho: float, T: int | None, d: int, seed: int,
-                  *, base_seed: int = 0, variant: str = "exact", **kw):
+                  *, base_seed: int = 0, variant: str = "exact", prior: str = "tied",
+                  attention: str = "self", **kw):
         """Draw teacher data from a seed and run; ``channel`` is an object
         (:func:`aimlib.channels.make_channel`) or a name whose own parameter (``beta``,
-        ``delta``) is taken from ``kw``; the rest goes to :meth:`run`."""
+        ``delta``) is taken from ``kw``; ``prior`` and ``attention`` choose the cell
+        (cross-attention with ``T_q = T`` queries); the rest goes to :meth:`run`."""
         # when a run is made: the workflow imports the registry while it parses
         from aimlib.channels import channel_class, make_channel
         from aimlib.model import generate
@@ -163,8 +173,27 @@ class Algorithm:
         cparams, opts = channel_class(channel).split_params(kw)
         ch = make_channel(channel, T=T, **cparams)
         cls.check_point(ch.name, d, ch.T)
-        data = generate(ch, alpha, rho, None, d, seed, base_seed=base_seed)
+        cls.check_cell((prior, attention))
+        data = generate(ch, alpha, rho, None, d, seed, base_seed=base_seed, prior=prior,
+                        attention=attention)
         return cls.run(data, variant=variant, **opts)
+
+    @classmethod
+    def runs_in(cls, cell: tuple[str, str]) -> bool:
+        """Whether it runs with ``(prior, attention)`` (a prior by its name: a symmetric one is
+        in the tied cells, :func:`aimlib.theory.cells.kind`)."""
+        # when a run is made: the workflow imports the registry while it parses
+        from aimlib.theory.cells import kind
+
+        return kind(*cell) in cls.CELLS
+
+    @classmethod
+    def check_cell(cls, cell: tuple[str, str]) -> None:
+        """``ValueError`` naming the key if it does not run in ``(prior, attention)``."""
+        if not cls.runs_in(cell):
+            key = "attention" if cls.runs_in((cell[0], "self")) else "prior"
+            raise ValueError(f"{key}: {cls.label} does not run in {cls.cell_name(cell)} (it "
+                             f"runs in {', '.join(map(cls.cell_name, cls.CELLS))})")
 
     # ------------------------------------------------------------------ resources
     @classmethod
@@ -231,15 +260,23 @@ class Algorithm:
     CLI_EXAMPLE: ClassVar[str] = ""
 
     @classmethod
-    def reference(cls, channel, alpha: float, prior) -> dict:
+    def reference(cls, channel, alpha: float, prior, attention: str = "self") -> dict:
         """What a run is compared with on the command line: the Bayes-optimal error (SE) for
-        ``channel`` (an object, with the run's variant) and ``prior`` (an object)."""
+        ``channel`` (an object, with the run's variant), ``prior`` (an object) and
+        ``attention``; in untied self-attention the two bounds (``SE_lower``, ``SE_upper``)."""
         # when a run is made: the workflow imports the registry while it parses
+        from aimlib.theory import cells
         from aimlib.theory.state_evolution import solve
 
         if not cls.HAS_VARIANTS:
             channel = channel.with_variant(channel.VARIANTS[0])
-        return {"SE": solve(channel, alpha, prior.rho, prior=prior).error}
+        if cells.is_paper(prior.name, attention):
+            return {"SE": solve(channel, alpha, prior.rho, prior=prior).error}
+        ds = cells.curve(channel, [alpha], prior.rho, prior=prior.name, attention=attention)
+        if "error" in ds:
+            return {"SE": float(ds["error"].values[0])}
+        return {"SE_lower": float(ds["error_lower"].values[0]),
+                "SE_upper": float(ds["error_upper"].values[0])}
 
     @classmethod
     def cli_row(cls, res) -> dict:

@@ -78,9 +78,9 @@ class Spectral(Algorithm):
         return one_step(channel, alpha, prior.rho, prior=prior)
 
     @classmethod
-    def reference(cls, channel, alpha: float, prior) -> dict:
+    def reference(cls, channel, alpha: float, prior, attention: str = "self") -> dict:
         return {"one_step_SE": cls.prediction(channel, alpha, prior),
-                **super().reference(channel, alpha, prior)}
+                **super().reference(channel, alpha, prior, attention)}
 
     @classmethod
     def cli_row(cls, res) -> dict:

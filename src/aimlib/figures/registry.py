@@ -32,7 +32,7 @@ INPUT_KINDS = ("se", *aggregate_kinds(), "finite_size", "small_width", "theory")
 THEORY_LINES = ("one_step", "large_alpha", "test_error_bayes", "test_error_plugin")
 #: The registered figures, in the order of the paper, then the ones beyond it.
 ORDER = ("fig1a", "fig1b", "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6", "fig7", "fig8",
-         "fig9", "fig10", "fig11", "fig_steps")
+         "fig9", "fig10", "fig11", "fig12", "fig_steps")
 
 
 @dataclass(frozen=True)

@@ -95,9 +95,11 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error",
     if {"channel", "T", "rho"} <= set(ds.attrs):
         # not at the top: aggregate jobs stay light (the channels load numba kernels)
         from aimlib.channels import channel_class
+        from aimlib.theory.cells import alpha_bar_factor
 
-        factor = channel_class(str(ds.attrs["channel"]))(T=int(ds.attrs["T"])).alpha_bar_factor(
-            float(ds.attrs["rho"]))
+        factor = alpha_bar_factor(channel_class(str(ds.attrs["channel"]))(T=int(ds.attrs["T"])),
+                                  float(ds.attrs["rho"]), prior=ds.attrs.get("prior", "tied"),
+                                  attention=ds.attrs.get("attention", "self"))
         ds = ds.assign_coords(alpha_bar=("alpha", ds["alpha"].values * factor))
     return ds
 

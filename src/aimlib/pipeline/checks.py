@@ -12,16 +12,21 @@ from aimlib.channels import CHANNELS, check_T, make_channel
 from aimlib.core import backend as backends
 from aimlib.core.options import SE_TOL, json_schema, resolve, specs
 from aimlib.core.validation import check_positive
+from aimlib.model import ATTENTIONS
 from aimlib.pipeline.grids import (
     ConfigError,
     alphas_for,
     as_list,
+    cells,
     channel_grid,
     channels,
     fnum,
     token_laws,
     variants,
 )
+from aimlib.pipeline.plan import stage_cells
+from aimlib.prior import PRIORS
+from aimlib.theory.cells import DEFAULT_CELL, check_cell
 from aimlib.tokens import TOKEN_LAWS
 
 __all__ = ["check", "check_schema", "schema_errors", "validate", "schema", "fill_defaults",
@@ -199,6 +204,11 @@ def _check_experiment(exp: dict, base: str) -> None:
                 raise ConfigError(f"{base}.{stage}.seeds: a list of seeds needs one entry per "
                                   f"d ({len(ds)}), got {len(seeds)}")
     _check_params(exp, None, chans, base)
+    for key in ("gap", "small_width"):
+        if key in exp and any(cell != DEFAULT_CELL for cell in cells(exp)):
+            what = "the finite-size study" if key == "gap" else "the small-width limit"
+            raise ConfigError(f"{base}.{key}: {what} is the paper's tied self-attention's; "
+                              "give it its own experiment")
     if "gap" in exp:
         for c, alphas in exp["gap"].items():
             if c not in chans:
@@ -217,9 +227,10 @@ def _check_alpha_bar_max(exp: dict, block: dict, key: str) -> None:
     ``(channel, rho, T)`` of the stage (:func:`aimlib.pipeline.grids.alphas_for` names the key)."""
     _positive(block["alpha_bar_max"], f"{key}.alpha_bar_max")
     for c in channels(exp, block):
-        for rho in as_list(block.get("rho", exp["rho"])):
-            for T in as_list(block.get("T", exp["T"])):
-                alphas_for(block, float(rho), int(T), c, key)
+        for cell in cells(exp, block):
+            for rho in as_list(block.get("rho", exp["rho"])):
+                for T in as_list(block.get("T", exp["T"])):
+                    alphas_for(block, float(rho), int(T), c, key, cell)
 
 
 def _check_points(exp: dict, block: dict, stage: str, base: str) -> None:
@@ -230,6 +241,23 @@ def _check_points(exp: dict, block: dict, stage: str, base: str) -> None:
         laws = token_laws(exp, block, f"{where}.tokens")
     except ValueError as e:
         raise ConfigError(str(e)) from None
+    try:
+        cell_list = (stage_cells(exp, stage, f"{base}.{stage}") if stage in ALGORITHMS
+                     else cells(exp, block))
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    for cell in cell_list:
+        for c in channels(exp, block):
+            for T in as_list(block.get("T", exp["T"])):
+                for law in laws:
+                    try:
+                        check_cell(*cell, int(T), c, law)
+                    except ValueError as e:
+                        key = str(e).split("=")[0]
+                        at = f"{base}.{stage}" if key in block else base
+                        at = where if key == "tokens" else at
+                        raise ConfigError(f"{at}.{key} (in {cell[0]} {cell[1]}-attention): {e}") \
+                            from None
     for c in channels(exp, block):
         for T in as_list(block.get("T", exp["T"])):
             for v in variants(exp, stage, c):
@@ -277,6 +305,10 @@ def schema(schema_path) -> dict:
             target["properties"].setdefault(c, {"$ref": ref,
                                                 "description": f"the {c} channel's {what}"})
     defs["token_law"] = token_law_schema()
+    for key, names_k in (("prior", list(PRIORS)), ("attention", list(ATTENTIONS))):
+        defs[key]["oneOf"] = [{"enum": names_k}, {"type": "array", "minItems": 1,
+                                                   "uniqueItems": True,
+                                                   "items": {"enum": names_k}}]
     gap = defs["experiment"]["properties"]["gap"]
     for c in names:
         gap["properties"][c] = {"type": "array", "minItems": 1,

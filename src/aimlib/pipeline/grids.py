@@ -10,10 +10,12 @@ import numpy as np
 
 from aimlib.algorithms import ALGORITHMS
 from aimlib.channels import CHANNELS, channel_class
+from aimlib.prior import DEFAULT as DEFAULT_PRIOR
+from aimlib.theory.cells import alpha_bar_factor
 from aimlib.tokens import make_tokens
 
 __all__ = ["ConfigError", "ffmt", "fnum", "grid", "channel_grid", "as_list", "channels",
-           "channel_param_values", "cpar", "token_laws", "alphas_for", "variants"]
+           "channel_param_values", "cpar", "cells", "token_laws", "alphas_for", "variants"]
 
 
 
@@ -100,15 +102,35 @@ def channel_param_values(exp: dict, block: dict | None, channel: str) -> list[fl
     return [cls.PARAM_DEFAULT]
 
 
-def cpar(channel: str, value: float, tokens=None) -> str:
+def cpar(channel: str, value: float, tokens=None, prior: str = DEFAULT_PRIOR,
+         attention: str = "self") -> str:
     """The model-parameter part of a file name, joined to the ``T`` before it: the channel's
     own parameter (``_beta1.0``, ``_delta0.1``; nothing for hardmax, which has none), then
-    ``-<law>`` for tokens that are not Gaussian (``_beta1.0-rademacher``, ``-student_t10``)."""
+    ``-<prior>`` and ``-<attention>`` beyond the paper's tied self-attention (``_beta1.0-untied``,
+    ``_beta1.0-untied-cross``, ``-cross``), then ``-<law>`` for tokens that are not Gaussian
+    (``_beta1.0-rademacher``, ``-student_t10``): the paper's files keep their names."""
     param = CHANNELS[channel].PARAM
     out = f"_{param}{ffmt(value)}" if param else ""
+    if prior != DEFAULT_PRIOR:
+        out += f"-{prior}"
+    if attention != "self":
+        out += f"-{attention}"
     if tokens is not None and not tokens.is_gaussian:
         out += f"-{tokens.tag}"
     return out
+
+
+def cells(exp: dict, block: dict | None = None) -> list[tuple[str, str]]:
+    """The ``(prior, attention)`` cells of a stage block or its experiment: every pair of its
+    ``prior`` and ``attention`` lists (a block's own keys narrow the experiment's; default the
+    paper's, tied self-attention), in config order."""
+    def values(key, default):
+        for src in (block or {}, exp):
+            if key in src:
+                return as_list(src[key])
+        return [default]
+
+    return [(p, a) for p in values("prior", DEFAULT_PRIOR) for a in values("attention", "self")]
 
 
 def token_laws(exp: dict, block: dict | None, key: str = "tokens") -> list:
@@ -129,16 +151,19 @@ def token_laws(exp: dict, block: dict | None, key: str = "tokens") -> list:
     return [make_tokens("gaussian")]
 
 
-def alphas_for(block: dict, rho: float, T: int, channel: str, key: str) -> list[float]:
-    """The alphas of a block's grid at ``(rho, T, channel)``: its ``alpha`` grid, or its
-    ``alpha_bar`` grid divided by the channel's rescaling; with ``alpha_bar_max`` (a data
-    stage's key), only the points whose ``alpha_bar`` is at most that value.
+def alphas_for(block: dict, rho: float, T: int, channel: str, key: str,
+               cell: tuple[str, str] = (DEFAULT_PRIOR, "self")) -> list[float]:
+    """The alphas of a block's grid at ``(rho, T, channel)`` in a ``(prior, attention)`` cell:
+    its ``alpha`` grid, or its ``alpha_bar`` grid divided by the cell's rescaling
+    (:func:`aimlib.theory.cells.alpha_bar_factor`); with ``alpha_bar_max`` (a data stage's key),
+    only the points whose ``alpha_bar`` is at most that value.
 
     The cut is how fig2b's GD grid (the paper's ``alpha`` grid for every T) keeps the points its
     axis shows: at T = 6, ``alpha_bar = 40 alpha`` and the paper's grid reaches 12, while the
     axis stops at 1.  A cut that leaves no point is a :class:`ConfigError` naming the key.
     """
-    factor = channel_class(channel)(T=T).alpha_bar_factor(rho)  # alpha_bar = factor alpha
+    # alpha_bar = factor alpha
+    factor = alpha_bar_factor(channel_class(channel)(T=T), rho, prior=cell[0], attention=cell[1])
     if "alpha" in block:
         alphas = channel_grid(block["alpha"], channel, f"{key}.alpha")
     elif "alpha_bar" in block:
@@ -158,11 +183,15 @@ def alphas_for(block: dict, rho: float, T: int, channel: str, key: str) -> list[
     return kept
 
 
-def variants(exp: dict, stage: str, channel: str) -> list[str]:
+def variants(exp: dict, stage: str, channel: str,
+             cell: tuple[str, str] = (DEFAULT_PRIOR, "self")) -> list[str]:
     """Output-function variants of a stage (``se``, ``amp``, ...) for a channel: the block's
-    ``variant`` list for a channel that has several (hardmax), else the channel's only one."""
+    ``variant`` list for a channel that has several (hardmax), else the channel's only one; the
+    exact one alone beyond the paper's cell (the published density and the mismatched SE are
+    the paper's tied self-attention's)."""
     cls = CHANNELS[channel]
-    if len(cls.VARIANTS) == 1 or (stage in ALGORITHMS and not ALGORITHMS[stage].HAS_VARIANTS):
+    if len(cls.VARIANTS) == 1 or (stage in ALGORITHMS and not ALGORITHMS[stage].HAS_VARIANTS) \
+            or cell != (DEFAULT_PRIOR, "self"):
         return [cls.VARIANTS[0]]
     return as_list(exp[stage].get("variant", cls.VARIANTS[0]))
 

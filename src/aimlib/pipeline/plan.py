@@ -11,8 +11,10 @@ from aimlib.algorithms import ALGORITHMS, algorithm_of_kind
 from aimlib.channels import CHANNELS
 from aimlib.core.options import SE_TOL
 from aimlib.pipeline.grids import (
+    ConfigError,
     alphas_for,
     as_list,
+    cells,
     channel_param_values,
     channels,
     cpar,
@@ -22,10 +24,11 @@ from aimlib.pipeline.grids import (
     token_laws,
     variants,
 )
+from aimlib.prior import DEFAULT as DEFAULT_PRIOR
 from aimlib.tokens import GAUSSIAN, TokenLaw
 
 __all__ = ["Plan", "plan", "SEJob", "Group", "TeacherKey", "FINITE_SIZE_KINDS", "stage_points",
-           "stage_jobs", "se_alphas"]
+           "stage_jobs", "se_alphas", "stage_cells"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -38,16 +41,32 @@ def _key(wildcards) -> tuple:
 
 
 class _ChannelPoint:
-    """What a job knows of its channel and tokens: the file-name part and the keywords of the
-    channel's parameter and of the token law."""
+    """What a job knows of its model: the channel, its parameter, the token law and the
+    ``(prior, attention)`` cell; the file-name part and the keywords of the library calls."""
 
     channel: str
     param: float
     tokens: TokenLaw
+    prior: str
+    attention: str
 
     @property
     def cpar(self) -> str:
-        return cpar(self.channel, self.param, self.tokens)
+        return cpar(self.channel, self.param, self.tokens, self.prior, self.attention)
+
+    @property
+    def cell(self) -> tuple[str, str]:
+        """``(prior, attention)``; ``("tied", "self")`` is the paper's."""
+        return self.prior, self.attention
+
+    @property
+    def model_params(self) -> dict:
+        """Keywords of :func:`aimlib.model.generate` and :func:`aimlib.theory.cells.curve` for
+        the cell (T_q = T in cross-attention); empty in the paper's cell, so that its jobs'
+        params are what they were."""
+        if self.cell == (DEFAULT_PRIOR, "self"):
+            return {}
+        return dict(prior=self.prior, attention=self.attention)
 
     @property
     def channel_params(self) -> dict:
@@ -72,6 +91,8 @@ class SEJob(_ChannelPoint):
     variant: str
     alphas: tuple[float, ...]
     tokens: TokenLaw = GAUSSIAN
+    prior: str = DEFAULT_PRIOR
+    attention: str = "self"
 
     @property
     def wildcards(self) -> dict:
@@ -95,6 +116,8 @@ class Group(_ChannelPoint):
     alphas: tuple[float, ...]
     seeds: tuple[int, ...]
     tokens: TokenLaw = GAUSSIAN
+    prior: str = DEFAULT_PRIOR
+    attention: str = "self"
 
     @property
     def wildcards(self) -> dict:
@@ -108,6 +131,7 @@ class Group(_ChannelPoint):
                      rho=self.rho, d=self.d, seeds=list(self.seeds))
         if not self.tokens.is_gaussian:
             fixed["tokens"] = self.tokens.spec
+        fixed.update(self.model_params)
         return [dict(fixed, alpha=a) for a in self.alphas]
 
 
@@ -167,7 +191,7 @@ class Plan:
         gs = [g for g in self._groups.get(stage, {}).values()
               if experiment is None or g.experiment == experiment]
         return sorted(gs, key=lambda g: (g.experiment, g.channel, g.T, g.param, g.rho, g.d,
-                                         g.variant, g.tokens.tag))
+                                         g.variant, g.tokens.tag, g.prior, g.attention))
 
     # ---------------------------------------------------------------- options
     def exp(self, experiment: str) -> dict:
@@ -259,17 +283,18 @@ def _se_jobs(name: str, exp: dict) -> list[SEJob]:
     for channel in channels(exp, block):
         params = (channel_param_values(exp, block, channel) if CHANNELS[channel].SE_USES_PARAM
                   else [CHANNELS[channel].PARAM_DEFAULT])
-        for rho in as_list(block.get("rho", exp["rho"])):
-            for T in as_list(block.get("T", exp["T"])):
-                for param in params:
-                    for variant in variants(exp, "se", channel):
-                        alphas = set(alphas_for(block, rho, int(T), channel,
-                                                 f"experiments.{name}.se"))
-                        # the finite-size gap needs SE exactly at its alphas
-                        alphas |= {fnum(a) for a in exp.get("gap", {}).get(channel, [])}
-                        for law in token_laws(exp, block, f"experiments.{name}.se.tokens"):
-                            out.append(SEJob(name, channel, int(T), fnum(param), fnum(rho),
-                                             variant, tuple(sorted(alphas)), law))
+        for cell in cells(exp, block):
+            for rho in as_list(block.get("rho", exp["rho"])):
+                for T in as_list(block.get("T", exp["T"])):
+                    for param in params:
+                        for variant in variants(exp, "se", channel, cell):
+                            alphas = set(alphas_for(block, rho, int(T), channel,
+                                                     f"experiments.{name}.se", cell))
+                            # the finite-size gap needs SE exactly at its alphas
+                            alphas |= {fnum(a) for a in exp.get("gap", {}).get(channel, [])}
+                            for law in token_laws(exp, block, f"experiments.{name}.se.tokens"):
+                                out.append(SEJob(name, channel, int(T), fnum(param), fnum(rho),
+                                                 variant, tuple(sorted(alphas)), law, *cell))
     return out
 
 
@@ -278,6 +303,27 @@ def d_and_seeds(entry, seeds: int) -> tuple[int, int]:
     if isinstance(entry, dict):
         return int(entry["d"]), int(entry.get("seeds", seeds))
     return int(entry), int(seeds)
+
+
+def stage_cells(exp: dict, stage: str, key: str) -> list[tuple[str, str]]:
+    """The ``(prior, attention)`` cells a data stage runs: its block's (every one must be a cell
+    the algorithm runs in, :attr:`aimlib.algorithms.protocol.Algorithm.CELLS`), else those of
+    the experiment's that it runs in (AMP has no Bayes-optimal denoiser for untied
+    self-attention, so an experiment over the four cells runs it in three)."""
+    alg = ALGORITHMS[stage]
+    block = exp[stage]
+    if "prior" in block or "attention" in block:
+        for cell in cells(exp, block):
+            if not alg.runs_in(cell):
+                bad = "prior" if "prior" in block and cell[0] != DEFAULT_PRIOR else "attention"
+                raise ConfigError(f"{key}.{bad}: {alg.label} does not run in {alg.cell_name(cell)}"
+                                  f" (it runs in {', '.join(map(alg.cell_name, alg.CELLS))})")
+        return cells(exp, block)
+    out = [c for c in cells(exp) if alg.runs_in(c)]
+    if not out:
+        raise ConfigError(f"{key}: {alg.label} runs in none of the experiment's cells (it runs "
+                          f"in {', '.join(map(alg.cell_name, alg.CELLS))})")
+    return out
 
 
 def _groups(name: str, exp: dict, stage: str) -> list[Group]:
@@ -290,19 +336,20 @@ def _groups(name: str, exp: dict, stage: str) -> list[Group]:
              for r, v in (block.get("d_rho") or {}).items()}
     out = []
     for channel in channels(exp, block):
-        for rho in as_list(block.get("rho", exp["rho"])):
-            for T in as_list(block.get("T", exp["T"])):
-                # d_rho replaces the block's d for its widths (a single seed count, checked)
-                pairs = [d_rho[fnum(rho)]] if fnum(rho) in d_rho \
-                    else list(zip(ds, seeds, strict=True))
-                for d, n_seeds in pairs:
-                    for param in channel_param_values(exp, block, channel):
-                        alphas = tuple(alphas_for(block, rho, int(T), channel, key))
-                        for variant in variants(exp, stage, channel):
-                            for law in token_laws(exp, block, f"{key}.tokens"):
-                                out.append(Group(name, stage, channel, variant, int(T),
-                                                 fnum(param), fnum(rho), int(d), alphas,
-                                                 tuple(range(int(n_seeds))), law))
+        for cell in stage_cells(exp, stage, key):
+            for rho in as_list(block.get("rho", exp["rho"])):
+                for T in as_list(block.get("T", exp["T"])):
+                    # d_rho replaces the block's d for its widths (a single seed count, checked)
+                    pairs = [d_rho[fnum(rho)]] if fnum(rho) in d_rho \
+                        else list(zip(ds, seeds, strict=True))
+                    for d, n_seeds in pairs:
+                        for param in channel_param_values(exp, block, channel):
+                            alphas = tuple(alphas_for(block, rho, int(T), channel, key, cell))
+                            for variant in variants(exp, stage, channel, cell):
+                                for law in token_laws(exp, block, f"{key}.tokens"):
+                                    out.append(Group(name, stage, channel, variant, int(T),
+                                                     fnum(param), fnum(rho), int(d), alphas,
+                                                     tuple(range(int(n_seeds))), law, *cell))
     return out
 
 
@@ -321,11 +368,13 @@ class TeacherKey:
     alpha: float
     seed: int
     tokens: str = "gaussian"
+    prior: str = DEFAULT_PRIOR
+    attention: str = "self"
 
 
 def stage_points(config: dict, experiment: str, stage: str) -> list[TeacherKey]:
     """Teacher keys of one data stage (``amp`` or ``gd``) of an experiment (one per run)."""
-    keys = {TeacherKey(g.channel, g.T, g.param, g.rho, g.d, a, s, g.tokens.tag)
+    keys = {TeacherKey(g.channel, g.T, g.param, g.rho, g.d, a, s, g.tokens.tag, *g.cell)
             for g in plan(config).groups(stage, experiment) for a in g.alphas for s in g.seeds}
     return sorted(keys)
 

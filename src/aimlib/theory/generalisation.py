@@ -127,8 +127,9 @@ def evaluate(data, S_hat: np.ndarray, n_test: int = N_TEST,
     errs = data.test_errors(S_hat, int(n_test), rng)
     pred = TestError(math.nan, math.nan, "")
     # the prediction is the Gaussian-token one (docs/theory.md §10); other token laws change the
-    # law of the diagonal indices (§13); hardmax beyond T = 2 is a randomised QMC (§14.5)
-    if m * m <= Q * Q0 and Q > 0 and data.token_law.is_gaussian:
+    # law of the diagonal indices (§13); hardmax beyond T = 2 is a randomised QMC (§14.5); it
+    # is derived for the paper's tied self-attention only (NaN in the cells of §15)
+    if m * m <= Q * Q0 and Q > 0 and data.token_law.is_gaussian and data.tied_self:
         try:
             pred = ch.plugin_test_error(m, min(Q, 1e12), Q0, "plugin")
         except NotImplementedError:

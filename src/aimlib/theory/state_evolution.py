@@ -339,10 +339,15 @@ def _results_dataset(results, a, ch, pr: Prior, tol) -> xr.Dataset:
 
 def usable(ds: xr.Dataset) -> np.ndarray:
     """Points of an SE curve (any kind: Bayes, mismatched, small width) that figures and fits may
-    use: converged with a finite error.  The rest are drawn hollow and left out of fits."""
-    ok = np.isfinite(ds["error"].values)
-    if "converged" in ds:
-        ok &= ds["converged"].values.astype(bool)
+    use: converged with a finite error (both bounds, for untied self-attention's curve,
+    :mod:`aimlib.theory.cells`).  The rest are drawn hollow and left out of fits."""
+    ok = np.ones(ds.sizes[next(iter(ds.dims))], dtype=bool)
+    for name in ("error", "error_lower", "error_upper"):
+        if name in ds:
+            ok &= np.isfinite(ds[name].values)
+    for name in ("converged", "converged_lower", "converged_upper"):
+        if name in ds:
+            ok &= ds[name].values.astype(bool)
     return ok
 
 
@@ -353,7 +358,9 @@ def unconverged_points(ds: xr.Dataset) -> list[str]:
     names = ds.attrs.get("stop_reasons", " ".join(SE_STOP_REASONS)).split()
     bad: dict[int, list[str]] = {}
     for start, conv, why in (("uninformed", "converged", "stop_reason"),
-                             ("informed", "converged_informed", None)):
+                             ("informed", "converged_informed", None),
+                             ("lower bound", "converged_lower", "stop_reason_lower"),
+                             ("upper bound", "converged_upper", "stop_reason_upper")):
         if conv not in ds:
             continue
         for i in np.flatnonzero(ds[conv].values == 0):
