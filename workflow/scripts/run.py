@@ -19,6 +19,7 @@ from aimlib.channels import make_channel
 from aimlib.pipeline.aggregate import stack_seeds
 from aimlib.pipeline.io import write_netcdf
 from aimlib.pipeline.jobs import end_job, job_log, progress_callback, resolved_config
+from aimlib.theory.cells import alpha_bar_factor
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
@@ -40,8 +41,11 @@ with job_log(sm.log[0], threads=sm.threads, output=sm.output[0]) as log:
         with progress_callback(alg, sys.stderr, opts, seed, log) as progress:
             runs.append(alg.job(data, w.variant, opts, log, progress=progress))
     ds = stack_seeds(runs, job["seeds"])
+    factor = alpha_bar_factor(channel, float(w.rho), prior=data.prior.name,
+                              attention=data.attention)
     ds.attrs.update(channel=w.channel, variant=w.variant, T=int(w.T), rho=float(w.rho),
-                    d=int(w.d), alpha=float(w.alpha), n=data.n, algorithm=alg.name,
+                    d=int(w.d), alpha=float(w.alpha), alpha_bar=float(w.alpha) * factor,
+                    n=data.n, algorithm=alg.name,
                     **job["channel_params"],
                     **({"prior": data.prior.name, "attention": data.attention, "T_q": data.T_q}
                        if not data.tied_self else {}),

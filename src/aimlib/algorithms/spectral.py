@@ -16,6 +16,13 @@ evolution predicts in one step, ``mmse(1 / q_hat(alpha, q0, V0))``
 pass over the data (two GEMMs per token chunk) and one eigendecomposition, nothing Bayes-optimal
 beyond the output function, so it reaches d = 1000 on a laptop; it is the baseline that any
 iterative algorithm should beat.
+
+In cross-attention (docs/theory.md §15.3) the pass is cross-attention AMP's
+(:class:`aimlib.algorithms.amp_ops.CrossOps`: ``B = sum_mu X_q^T G_mu X_k``, every index of
+weight 1), the step ``w B / (d^{3/2} q_hat)`` (symmetrised for the tied prior) and the denoiser
+the prior's (one SVD for the untied one); the prediction is one cross-attention SE step,
+:func:`aimlib.theory.cross_attention.one_step`.  Untied self-attention has no Bayes-optimal
+denoiser to take the step with, and is refused.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from typing import ClassVar
 import numpy as np
 
 from aimlib.algorithms.amp import Tokens, output_pass
+from aimlib.algorithms.amp_ops import CrossOps
 from aimlib.algorithms.result import Result
 from aimlib.algorithms.spectral_options import SpectralOptions
 from aimlib.channels import make_channel
@@ -104,7 +112,8 @@ def run(data: TeacherData, *, variant: str = "exact", chunk: int = CHUNK,
     progress : None
         Accepted for the common signature of the algorithms; a one-step run has no progress.
     """
-    data.require_tied_self("the spectral estimator")
+    if data.attention == "self":
+        data.require_tied_self("the spectral estimator")
     validate(SpectralOptions, {"dtype": dtype})
     d, T, n = data.d, data.T, data.n
     ch = make_channel(data.channel, **{**data.ch.params, "variant": variant})
@@ -113,6 +122,15 @@ def run(data: TeacherData, *, variant: str = "exact", chunk: int = CHUNK,
     pr = data.prior
     S0, V0 = pr.mean(d), pr.variance
     tokens = Tokens(data, int(chunk), token_budget, dtype)
+    if data.attention == "cross":
+        ops = CrossOps(data, ch, tokens, general=False)
+        ops.reset()
+        B = ops.output_pass(S0, V0, 0.0)
+        q_hat = ops.q_hat(n / d**2, V0)
+        if not (math.isfinite(q_hat) and q_hat > 0 and np.all(np.isfinite(B))):
+            return SpectralResult(math.nan, False, "nan", q_hat, np.full((d, d), np.nan))
+        S_hat = pr.denoise(S0 + ops.direction(B, q_hat), 1.0 / q_hat)
+        return SpectralResult(data.estimation_error(S_hat), True, "one_step", q_hat, S_hat)
     g = np.zeros((n, T, T))
     B = output_pass(tokens, S0, ch, data.outputs(), g, np.zeros((n, T, T)), V0)
     q_hat = ch.amp_q_hat(n / d**2, g, V0)

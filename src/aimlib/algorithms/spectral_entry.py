@@ -31,6 +31,9 @@ class Spectral(Algorithm):
         "the Bayes-optimal error.")
     CLI_EXAMPLE: ClassVar[str] = "aimlib spectral hardmax --rho 0.5 --alpha 1 --d 300 --seed 0"
     NUMERICS: ClassVar[str] = "aimlib.algorithms.spectral"
+    #: the three exact cells (cross-attention: CrossOps' pass and the prior's denoiser)
+    CELLS: ClassVar[tuple[tuple[str, str], ...]] = (("tied", "self"), ("tied", "cross"),
+                                                    ("untied", "cross"))
     AGGREGATES: ClassVar[dict[str, str]] = {"spectral": "error"}
     MIN_D_PER_T: ClassVar[int] = AMP_MIN_D_PER_T
 
@@ -63,23 +66,29 @@ class Spectral(Algorithm):
     @classmethod
     def job(cls, data, variant, opts, log, progress=None):
         res = cls.run(data, variant=variant, **opts)
-        pred = cls.prediction(data.ch.with_variant(variant), data.alpha, data.prior)
+        pred = cls.prediction(data.ch.with_variant(variant), data.alpha, data.prior,
+                              data.attention)
         log.info("seed %d: spectral error %.6f (one-step SE %.6f), q_hat %.5g", data.seed,
                  res.error, pred, res.q_hat)
         return res.to_dataset().assign(error_pred=pred, **outcome(data, res.S_hat, log,
                                                                  "spectral"))
 
     @classmethod
-    def prediction(cls, channel, alpha: float, prior) -> float:
-        """Its error predicted by one SE step from the prior's mean (docs/theory.md §4.1)."""
+    def prediction(cls, channel, alpha: float, prior, attention: str = "self") -> float:
+        """Its error predicted by one SE step from the prior's mean (docs/theory.md §4.1; in
+        cross-attention §15.3)."""
         # when a run is made: the workflow imports the registry while it parses
+        from aimlib.theory import cross_attention
         from aimlib.theory.state_evolution import one_step
 
+        if attention == "cross":
+            return cross_attention.one_step(channel, alpha, prior.rho, T_q=channel.T,
+                                            T_k=channel.T, prior=prior)
         return one_step(channel, alpha, prior.rho, prior=prior)
 
     @classmethod
     def reference(cls, channel, alpha: float, prior, attention: str = "self") -> dict:
-        return {"one_step_SE": cls.prediction(channel, alpha, prior),
+        return {"one_step_SE": cls.prediction(channel, alpha, prior, attention),
                 **super().reference(channel, alpha, prior, attention)}
 
     @classmethod

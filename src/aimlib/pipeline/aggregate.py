@@ -37,8 +37,9 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error",
     Returns
     -------
     xarray.Dataset
-        On ``alpha`` (with ``alpha_bar``, the channel's rescaled ratio, as a second coordinate
-        when the runs carry ``channel``, ``T`` and ``rho``): ``mean``, ``std`` (over converged
+        On ``alpha`` (with ``alpha_bar``, the cell's rescaled ratio, as a second coordinate:
+        the runs' own ``alpha_bar`` attribute, else computed when they carry ``channel``,
+        ``T`` and ``rho``): ``mean``, ``std`` (over converged
         seeds, ``ddof=1``), ``sem``, ``n_converged``, ``n_runs``
         (finite runs), ``mean_all`` and ``std_all`` (over every finite run, converged or not: the
         final iterate) on ``alpha``; ``errors`` and ``converged`` on ``(alpha, seed)``.
@@ -88,11 +89,15 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error",
         ev = np.where(conv == 1, ev, np.nan)
         ds[f"{name}_mean"] = ("alpha", _nanmean(ev))
         ds[f"{name}_std"] = ("alpha", _nanstd(ev))
-    skip = {"alpha", "seed", "n", "config", "code_version"}
+    skip = {"alpha", "alpha_bar", "seed", "n", "config", "code_version"}
     for k, v in runs[0].attrs.items():
         if k not in skip:
             ds.attrs[k] = v
-    if {"channel", "T", "rho"} <= set(ds.attrs):
+    bars = {float(r.attrs["alpha"]): float(r.attrs["alpha_bar"]) for r in runs
+            if "alpha_bar" in r.attrs}
+    if len(bars) == len(alphas):  # the data jobs' own (no channel to import: a light job)
+        ds = ds.assign_coords(alpha_bar=("alpha", np.array([bars[a] for a in alphas])))
+    elif {"channel", "T", "rho"} <= set(ds.attrs):
         # not at the top: aggregate jobs stay light (the channels load numba kernels)
         from aimlib.channels import channel_class
         from aimlib.theory.cells import alpha_bar_factor

@@ -26,7 +26,7 @@ from aimlib.prior import Prior, make_prior
 from aimlib.theory.fixed_point import TOL, fixed_point
 from aimlib.theory.state_evolution import INFORMED_V, SEResult
 
-__all__ = ["weight", "q_hat", "solve", "curve", "perfect_recovery_threshold",
+__all__ = ["weight", "q_hat", "solve", "curve", "one_step", "perfect_recovery_threshold",
            "counting_threshold"]
 
 
@@ -117,6 +117,18 @@ def solve(channel: str | Channel, alpha: float, rho: float, *, T_q: int = 2, T_k
                     converged=unf.converged, error_informed=err(inf.q), q_informed=inf.q,
                     iterations_informed=inf.iterations, converged_informed=inf.converged,
                     stop_reason=unf.stop_reason, stop_reason_informed=inf.stop_reason)
+
+
+def one_step(channel: str | Channel, alpha: float, rho: float, *, T_q: int = 2, T_k: int = 2,
+             prior: str | Prior | None = "untied", **params) -> float:
+    """The spectral estimator's error predicted by one SE step from the prior's mean
+    (docs/theory.md §4.1, §15.3): ``mmse(1 / q_hat)`` at ``q = q0``, ``V = Q0 - q0``."""
+    alpha = check_alpha(alpha)
+    ch, pr, T_q = _setup(channel, rho, T_q, T_k, prior, params)
+    qh = q_hat(ch, alpha, pr.mean_overlap, pr.variance, pr, T_q)
+    if not qh >= 0:
+        return math.nan
+    return float(pr.mmse(math.inf if qh == 0 else 1.0 / qh))
 
 
 def curve(channel: str | Channel, alphas, rho: float, **kwargs) -> list[SEResult]:
