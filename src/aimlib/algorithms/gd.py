@@ -41,7 +41,7 @@ from aimlib.core.progress import close_bar, open_bar
 from aimlib.model import TeacherData, estimation_error, generate
 
 __all__ = ["GDResult", "STOP_REASONS", "checkpoint_steps", "loss_and_grad", "memory_per_init",
-           "run", "run_point", "stalled"]
+           "run", "run_point", "stalled", "student_rank"]
 
 #: Bytes for the batched per-initialisation products (:func:`memory_per_init` each).
 MEMORY_BUDGET = 2e9
@@ -100,9 +100,14 @@ def run(
     batch: int | None = None,
     memory_budget: float | None = None,
     dtype: str = GDOptions.dtype,
+    optimizer: str = GDOptions.optimizer,
+    step_size: float = GDOptions.step_size,
+    width: float | None = GDOptions.width,
+    init_scale: float = GDOptions.init_scale,
     progress=None,
 ) -> GDResult:
-    """Full-batch Adam from ``inits`` Gaussian initialisations on the same data.
+    """Full-batch Adam (or plain gradient descent) from ``inits`` Gaussian initialisations on
+    the same data.
 
     Parameters
     ----------
@@ -147,6 +152,20 @@ def run(
         Precision of the tokens and of the two matrix products per step (about twice as fast in
         float32; the errors agree with float64 to about 1e-7, ``tests/test_gd.py``); parameters,
         Adam moments, indices, softmax and loss stay float64.
+    optimizer : {"adam", "gd"}
+        ``"adam"``: the paper's Adam with learning rate ``lr``; ``"gd"``: plain full-batch
+        gradient descent, ``W -= step_size (d^2 / n) grad(loss)``, the loss summed over the
+        samples: a step of ``step_size`` in the time of the gradient flow of the loss per
+        unit of ``alpha`` (docs/theory.md §16.3; stable to about 0.2 for a student as wide as the
+        teacher, beyond it the loss stalls at the edge of stability).
+    step_size : float
+        Plain gradient descent's step (``optimizer="gd"``).
+    width : float, optional
+        The student's rank ratio ``kappa = r_s / d`` (``r_s = round(kappa d)``, at least 1);
+        None: the teacher's.  A student narrower than the teacher cannot represent it: its
+        error has a floor (the best rank-``r_s`` approximation's at best).
+    init_scale : float
+        Standard deviation of the initial entries (the paper's: 1).
     progress : bool or callable, optional
         ``True``: a progress bar on stderr (tqdm: Adam steps over all initialisation batches,
         rate and time remaining).  A callable is called as ``progress(step, mean_loss)`` at the
@@ -163,14 +182,19 @@ def run(
                          f"channel={data.channel!r}")
     validate(GDOptions, dict(inits=inits, steps=steps, lr=lr, dtype=dtype, stop=stop,
                              stop_window=stop_window, stop_tol=stop_tol, holdout=holdout,
-                             checkpoints=checkpoints, backend=backend))
+                             checkpoints=checkpoints, backend=backend, optimizer=optimizer,
+                             step_size=step_size, width=width, init_scale=init_scale))
     backends.check(backend)
     if rng is None:
         rng = np.random.default_rng(np.random.SeedSequence(list(data.token_entropy),
                                                            spawn_key=(2,)))
-    K, d, r, n, T = int(inits), data.d, data.r, data.n, data.T
+    K, d, n, T = int(inits), data.d, data.n, data.T
+    r = student_rank(data, width)
     steps = int(steps)
     W0 = rng.standard_normal((K, 2, d, r) if untied else (K, d, r))
+    if init_scale != 1.0:  # the paper's draws, bit for bit, at the default
+        W0 *= float(init_scale)
+    eta = float(step_size) * d * d / n if optimizer == "gd" else None
     X = data.tokens().astype(dtype, copy=False)
     y = np.ascontiguousarray(data.outputs(), dtype=np.float64)
     if memory_budget is None:
@@ -182,8 +206,9 @@ def run(
     marks = checkpoint_steps(steps, checkpoints)
     state = _State(K, d, marks, data.S)
     rule = _Rule(stop, int(stop_window), float(stop_tol), steps)
+    name = "Adam" if eta is None else "GD"
     bar = open_bar(progress, steps * -(-K // batch),
-                   f"Adam d={d} K={K} alpha={data.alpha:.4g}", "step")
+                   f"{name} d={d} K={K} alpha={data.alpha:.4g}", "step")
     held = None
     if stop == "holdout":
         held = data.fresh(max(1, math.ceil(holdout * n)), np.random.default_rng(
@@ -192,10 +217,12 @@ def run(
         stepper = gd_factors.FactorSteps(
             gd_factors.NUMPY if backend == "numpy" else backends.get(backend), X, y, ch, lr,
             dtype, held, T_q=data.T_q, cross=data.attention == "cross", untied=untied)
+        stepper.eta = eta
     elif backend == "numpy":
-        stepper = NumbaSteps(X, y, ch, lr, dtype, held, centring(data))
+        stepper = NumbaSteps(X, y, ch, lr, dtype, held, centring(data), eta=eta)
     else:
         stepper = ArraySteps(backends.get(backend), X, y, ch, lr, dtype, held, centring(data))
+        stepper.eta = eta
     try:
         for lo in range(0, K, batch):
             hi = min(K, lo + batch)
@@ -216,6 +243,14 @@ def run(
     res = state.result(data, steps)
     close_bar(bar, res.stop_reason)
     return res
+
+
+def student_rank(data: TeacherData, width: float | None) -> int:
+    """The student's rank ``r_s = round(width d)`` (at least 1), the teacher's ``r`` for
+    ``width=None``."""
+    if width is None:
+        return data.r
+    return max(1, round(float(width) * data.d))
 
 
 @dataclass

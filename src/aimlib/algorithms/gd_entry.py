@@ -61,16 +61,23 @@ class GD(Algorithm):
         # when a run is made: the workflow imports the registry while it parses
         from aimlib.algorithms import resources as res
 
-        return res.gd(d, n, T, r, inits=opts["inits"], steps=opts["steps"], dtype=opts["dtype"],
+        return res.gd(d, n, T, cls._rank(d, r, opts), inits=opts["inits"], steps=opts["steps"],
+                      dtype=opts["dtype"],
                       backend=opts["backend"], checkpoints=opts["checkpoints"], runs=runs,
                       attempt=attempt)
+
+    @staticmethod
+    def _rank(d: int, r: int, opts: dict) -> int:
+        """The student's rank for the cost: ``width d`` where set, else the teacher's."""
+        width = opts.get("width")
+        return r if width is None else max(1, round(float(width) * d))
 
     @classmethod
     def seconds(cls, d, n, T, r, channel, opts) -> float:
         # when a run is made: the workflow imports the registry while it parses
         from aimlib.algorithms import resources as res
 
-        return res.gd_seconds(d, n, T, r, inits=opts["inits"],
+        return res.gd_seconds(d, n, T, cls._rank(d, r, opts), inits=opts["inits"],
                               steps=res.gd_expected_steps(opts, channel, T, n / d**2, r / d),
                               dtype=opts["dtype"], backend=opts["backend"])
 
@@ -84,7 +91,17 @@ class GD(Algorithm):
                  res.steps)
         extra = {**outcome(data, res.S_first, log, "GD", "_gd"),
                  **outcome(data, res.S_avg, log, "AGD", "_agd")}
-        return res.to_dataset().assign(**extra)
+        ds = res.to_dataset().assign(**extra)
+        ds.attrs["gd_student_rank"] = cls.student_rank(data, opts)  # the width it took
+        return ds
+
+    @staticmethod
+    def student_rank(data, opts) -> int:
+        """The student's rank a run with ``opts`` uses (``width``; the teacher's by default)."""
+        # when a run is made: the workflow imports the registry while it parses
+        from aimlib.algorithms.gd import student_rank
+
+        return student_rank(data, opts.get("width"))
 
     #: Per-run variables of each kind averaged next to the error: the test error and
     #: overlaps, the fraction of runs that ran to the step cap, the steps taken and the errors

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from aimlib.algorithms.protocol import backend_option
 from aimlib.core.options import option
 
-__all__ = ["GDOptions", "STOP_RULES"]
+__all__ = ["GDOptions", "STOP_RULES", "OPTIMIZERS"]
 
 #: GD's stopping rules (docs/theory.md §5.1).
 STOP_RULES = ("holdout", "steps")
+#: GD's optimisers: the paper's Adam, and plain full-batch gradient descent (docs/theory.md §16).
+OPTIMIZERS = ("adam", "gd")
 
 
 @dataclass(frozen=True)
@@ -23,8 +25,25 @@ class GDOptions:
 
     inits: int = option(32, "initialisations K on the same data (AGD averages them)", ge=1,
                         cli_help="initialisations K")
-    steps: int = option(1000, "Adam steps (the cap under stop: holdout)", ge=1)
+    steps: int = option(1000, "optimiser steps (the cap under stop: holdout)", ge=1)
     lr: float = option(0.1, "Adam's learning rate", gt=0)
+    optimizer: str = option(
+        "adam", "adam: full-batch Adam (the paper's); gd: plain full-batch gradient descent "
+        "with step `step_size`, the discretised gradient flow of the width conjecture "
+        "(docs/theory.md §16)", choices=OPTIMIZERS)
+    step_size: float = option(
+        0.1, "plain gradient descent's step (optimizer: gd) in gradient-flow time: the step "
+        "on the loss per unit of alpha, whose flow moves S by O(1) per unit time at any d "
+        "(docs/theory.md §16.3; stable to about 0.2 for a student as wide as the teacher)",
+        gt=0)
+    width: float = option(
+        None, "the student's rank ratio kappa = r_s / d (default: the teacher's, rho); wider "
+        "than the teacher is the setting of the gradient-flow conjecture (docs/theory.md §16); "
+        "narrower cannot represent the teacher, whose error then has a floor",
+        type=float, gt=0)
+    init_scale: float = option(
+        1.0, "standard deviation of the students' initial entries (the paper's: 1; small "
+        "values approach the small-initialisation limit)", gt=0)
     dtype: str = option(
         "float32", "precision of the tokens and of the two matrix products per Adam step "
         "(float32 is about twice as fast; its errors agree with float64 to about 1e-7, far "

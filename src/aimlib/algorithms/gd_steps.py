@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from aimlib.channels import Channel, Softmax
-from aimlib.core.kernels import adam_step, pack_students
+from aimlib.core.kernels import adam_step, gd_step, pack_students
 
 __all__ = ["BETA1", "BETA2", "EPS", "loss_and_grad", "memory_per_init", "NumbaSteps", "ArrayAdam",
            "ArraySteps"]
@@ -107,10 +107,13 @@ FETCH_EVERY = 50
 
 
 class NumbaSteps:
-    """Adam steps on the CPU: :func:`loss_and_grad` with the channel's numba kernel."""
+    """Adam (or plain gradient-descent) steps on the CPU: :func:`loss_and_grad` with the
+    channel's numba kernel.  ``eta``: plain gradient descent's step on the summed loss (None:
+    Adam with learning rate ``lr``)."""
 
-    def __init__(self, X, y, ch, lr, dtype, held=None, centre: float = 1.0):
-        self.X, self.y, self.ch, self.lr = X, y, ch, lr
+    def __init__(self, X, y, ch, lr, dtype, held=None, centre: float = 1.0,
+                 eta: float | None = None):
+        self.X, self.y, self.ch, self.lr, self.eta = X, y, ch, lr, eta
         self.centre = centre
         self.work = np.empty(0, dtype=dtype)
         self.dtype = dtype
@@ -137,6 +140,9 @@ class NumbaSteps:
         # tests/test_gd.py), instead of a dozen temporaries of the students' size
         loss, P, gdiag, c = backward_product(self.W, self.X, self.y, self.ch, self.work,
                                               self.centre, self.packed, self.P)
+        if self.eta is not None:
+            gd_step(self.W, P, gdiag, 2.0 * self.centre, c, self.eta)
+            return loss
         adam_step(self.W, self.m, self.v, P, gdiag, 2.0 * self.centre, c, self.lr, BETA1,
                   BETA2, EPS, 1.0 - BETA1**t, 1.0 - BETA2**t)
         return loss
@@ -162,11 +168,15 @@ class NumbaSteps:
 class ArrayAdam:
     """Adam and the driver's interface in array-API calls, for a stepper that has ``be``,
     ``lr``, ``held`` (its last item the held-out outputs) and ``loss_and_grad(W, data=None,
-    grad=True)``: :class:`ArraySteps` and :class:`aimlib.algorithms.gd_factors.FactorSteps`."""
+    grad=True)``: :class:`ArraySteps` and :class:`aimlib.algorithms.gd_factors.FactorSteps`;
+    with ``eta`` set, plain gradient descent instead."""
 
     def holdout_loss(self) -> np.ndarray:
         loss = self.loss_and_grad(self.W, self.held, grad=False)[0]
         return self.be.to_host(loss) / self.held[-1].shape[0]
+
+    #: Plain gradient descent's step on the summed loss (None: Adam), set by the driver.
+    eta: float | None = None
 
     def start(self, W):
         xp = self.be.xp
@@ -177,6 +187,9 @@ class ArrayAdam:
     def step(self, t):
         xp = self.be.xp
         loss, g = self.loss_and_grad(self.W)
+        if self.eta is not None:
+            self.W = self.W - self.eta * g
+            return loss
         self.m = BETA1 * self.m + (1.0 - BETA1) * g
         self.v = BETA2 * self.v + (1.0 - BETA2) * g * g
         mhat = self.m / (1.0 - BETA1**t)

@@ -222,8 +222,10 @@ class Algorithm:
     @classmethod
     def dataset_attrs(cls, opts: dict) -> dict:
         """Attributes of a job's dataset: its options (``<name>_<option>``) and the names of
-        its ``stop_reason`` codes (``stop_reasons``), where its numerics define them."""
-        out = {f"{cls.name}_{k}": v for k, v in opts.items()}
+        its ``stop_reason`` codes (``stop_reasons``), where its numerics define them.  An
+        option left at ``None`` (decided at run time, such as GD's width) is recorded by the
+        job with the value it took."""
+        out = {f"{cls.name}_{k}": v for k, v in opts.items() if v is not None}
         reasons = getattr(importlib.import_module(cls.NUMERICS), "STOP_REASONS", None) \
             if cls.NUMERICS else None
         if reasons:

@@ -11,7 +11,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["pair_dots", "mix_tokens", "pair_block", "mix_block", "layer_scratch",
+__all__ = ["gd_step", "pair_dots", "mix_tokens", "pair_block", "mix_block", "layer_scratch",
            "GAUSS_CUTOFF", "gauss_sum_2d", "adam_step", "pack_students"]
 
 #: Exponents beyond which a Gaussian weight ``exp(-e)`` is dropped: ``exp(-708)`` is about the
@@ -155,6 +155,21 @@ def adam_step(W, m, v, P, gdiag, centre2, c, lr, beta1, beta2, eps, bias1, bias2
                 m[k, i, j] = mk
                 v[k, i, j] = vk
                 W[k, i, j] -= lr * (mk / bias1) / (math.sqrt(vk / bias2) + eps)
+
+
+@njit(cache=True)
+def gd_step(W, P, gdiag, centre2, c, eta):  # pragma: no cover - numba
+    """One plain gradient-descent step of a batch of students, in place, from GD's backward
+    product (as :func:`adam_step`): ``W_k -= eta (P[:, k r : (k + 1) r] - centre2 gdiag[k]
+    W_k) / c``, each operation the numpy reference's in its order (``tests/test_gd_width.py``
+    compares them bitwise)."""
+    K, d, r = W.shape
+    for k in range(K):
+        s = centre2 * gdiag[k]
+        for i in range(d):
+            for j in range(r):
+                g = (P[i, k * r + j] - s * W[k, i, j]) / c
+                W[k, i, j] -= eta * g
 
 
 @njit(cache=True)

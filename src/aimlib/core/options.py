@@ -52,6 +52,9 @@ class Option:
     cli_help: str | None = None
     #: Why the range is what it is, added to the error message.
     why: str | None = None
+    #: Whether ``None`` is allowed (an option whose default is decided at run time, such as
+    #: GD's student width: the teacher's); set by :func:`option` for a ``None`` default.
+    optional: bool = False
 
     def allowed(self) -> tuple | None:
         """The choices (a registry's, read now), or ``None`` for a ranged option."""
@@ -77,6 +80,8 @@ class Option:
 
     def problem(self, value: Any) -> str | None:
         """Why ``value`` is not allowed (``"must be ..."``), or ``None``."""
+        if value is None and self.optional:
+            return None
         allowed = self.allowed()
         if allowed is not None:
             return None if value in allowed else f"must be {self.range_text()}"
@@ -106,7 +111,12 @@ def _num(x: float) -> str:
 def option(default: Any, help: str, *, type: type | None = None, **spec) -> Any:
     """A dataclass field holding an option: ``default``, its meaning and the
     :class:`Option` keywords (``ge``, ``gt``, ``le``, ``lt``, ``choices``, ``cli``,
-    ``cli_help``); the type defaults to the default's."""
+    ``cli_help``); the type defaults to the default's.  A ``None`` default (decided at run
+    time, as ``help`` says) needs ``type`` and makes the option ``optional``."""
+    if default is None:
+        if type is None:
+            raise TypeError("an option with a None default needs its type")
+        spec["optional"] = True
     return dataclasses.field(default=default, metadata={
         "option": Option(help=help, type=type or _type_of(default), **spec)})
 
@@ -177,7 +187,7 @@ def json_schema(cls) -> dict:
         if allowed is not None:
             node["enum"] = list(allowed)
         else:
-            node["type"] = _TYPES[spec.type]
+            node["type"] = [_TYPES[spec.type], "null"] if spec.optional else _TYPES[spec.type]
             for key, js in (("ge", "minimum"), ("gt", "exclusiveMinimum"), ("le", "maximum"),
                             ("lt", "exclusiveMaximum")):
                 bound = getattr(spec, key)
