@@ -117,7 +117,59 @@ def test_a_narrow_student_reaches_the_best_approximation_it_can_represent():
 @pytest.mark.parametrize("opts,key", [({"width": 0.0}, "width"), ({"width": -1.0}, "width"),
                                       ({"optimizer": "sgd"}, "optimizer"),
                                       ({"step_size": 0.0}, "step_size"),
-                                      ({"init_scale": -0.1}, "init_scale")])
+                                      ({"init_scale": -0.1}, "init_scale"),
+                                      ({"width": [0.2, 0.5]}, "width")])
 def test_bad_options_are_named(opts, key):
     with pytest.raises(ValueError, match=rf"^{key} must be"):
         gd.run(_data(), inits=1, steps=1, **opts)
+
+
+# ---------------------------------------------------------------------------------------------
+# the config: swept options (a list of widths or optimisers is one group each)
+# ---------------------------------------------------------------------------------------------
+def _sweep_config(**gd_block):
+    block = {"d": 40, "seeds": 2, "inits": 2, "steps": 100, "alpha": {"values": [0.15, 0.3]},
+             **gd_block}
+    return {"seed": 1, "se": {}, "experiments": {"w": {
+        "channel": "gaussian", "T": 1, "rho": 0.2, "delta": 0.0, "gd": block}}}
+
+
+def test_a_list_of_widths_and_optimisers_is_one_group_each(root, monkeypatch):
+    import re
+
+    from aimlib.pipeline import config as cfg
+    from aimlib.pipeline import paths
+
+    monkeypatch.chdir(root)
+    conf = cfg.validate(_sweep_config(optimizer=["adam", "gd"], width=[0.2, 1.0]),
+                        "config/schema.yaml")
+    plan = cfg.plan(conf)
+    groups = plan.groups("gd", "w")
+    assert sorted((plan.group_options(g)["optimizer"], plan.group_options(g)["width"])
+                  for g in groups) == [("adam", 0.2), ("adam", 1.0), ("gd", 0.2), ("gd", 1.0)]
+    names = sorted(paths.agg_files(plan, "w", "agd"))
+    assert names[0] == ("data/agg/w/agd_gaussian_exact_T1_delta0.0-optimizeradam-width0.2_"
+                        "rho0.2_d40.nc")
+    # the {cpar} wildcard of workflow/rules/common.smk accepts every name the plan makes
+    flt = r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?"
+    pattern = r"(_delta" + flt + ")?" + paths.sweep_pattern(flt)
+    assert all(re.fullmatch(pattern, g.cpar) for g in groups)
+    # a scalar stays one group, with the file names it always had
+    plain = cfg.plan(cfg.validate(_sweep_config(width=0.5), "config/schema.yaml"))
+    (g,) = plain.groups("gd", "w")
+    assert g.cpar == "_delta0.0" and plain.group_options(g)["width"] == 0.5
+
+
+@pytest.mark.parametrize("block,message", [
+    ({"width": [0.2, -1.0]}, r"experiments\.w\.gd\.width\[1\]"),
+    ({"width": 0.0}, r"experiments\.w\.gd\.width"),
+    ({"optimizer": ["adam", "sgd"]}, r"experiments\.w\.gd\.optimizer\[1\]"),
+    ({"step_size": -0.1}, r"experiments\.w\.gd\.step_size"),
+    ({"lr": [0.1, 0.2]}, r"experiments\.w\.gd\.lr"),  # not a swept option
+])
+def test_bad_swept_options_are_named_before_any_job(root, monkeypatch, block, message):
+    from aimlib.pipeline import config as cfg
+
+    monkeypatch.chdir(root)
+    with pytest.raises(cfg.ConfigError, match=message):
+        cfg.validate(_sweep_config(**block), "config/schema.yaml")

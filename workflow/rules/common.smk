@@ -30,7 +30,8 @@ FLOAT = r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?"
 # The model part of a file name after T{T}: the channel's parameter where it has one (_beta1.0,
 # _delta0.1; nothing for hardmax), the prior and the attention beyond the paper's (-untied,
 # -cross), then the token law where it is not Gaussian (-rademacher, _beta1.0-student_t10,
-# -correlated0.3); empty for hardmax with Gaussian tokens in the paper's model
+# -correlated0.3), then a data group's swept options (-width0.5-optimizergd); empty for
+# hardmax with Gaussian tokens in the paper's model
 CPAR = (
     "((_("
     + "|".join(sorted({c.PARAM for c in CHANNELS.values() if c.PARAM}))
@@ -44,7 +45,9 @@ CPAR = (
     + "|".join(TOKEN_LAWS)
     + ")("
     + FLOAT
-    + ")?)?)"
+    + ")?)?"
+    + paths.sweep_pattern(FLOAT)
+    + ")"
 )
 
 
@@ -150,7 +153,7 @@ def group_params(stage):
     def get(wildcards):
         g = PLAN.group(stage, wildcards)
         return dict(
-            options=PLAN.options(stage, g.experiment, g.d),
+            options=PLAN.group_options(g),
             seeds=list(g.seeds),
             channel_params=g.channel_params,
             tokens=g.token_spec,
@@ -191,9 +194,7 @@ def figure_inputs(wildcards):
 def _data_request(stage):
     def get(wildcards, attempt):
         g = PLAN.group(stage, wildcards)
-        return cost.data_job(
-            g, float(wildcards.alpha), PLAN.options(stage, g.experiment, g.d), attempt=attempt
-        )
+        return cost.data_job(g, float(wildcards.alpha), PLAN.group_options(g), attempt=attempt)
 
     return get
 

@@ -30,7 +30,7 @@ class GDOptions:
     optimizer: str = option(
         "adam", "adam: full-batch Adam (the paper's); gd: plain full-batch gradient descent "
         "with step `step_size`, the discretised gradient flow of the width conjecture "
-        "(docs/theory.md §16)", choices=OPTIMIZERS)
+        "(docs/theory.md §16)", choices=OPTIMIZERS, sweep=True)
     step_size: float = option(
         0.1, "plain gradient descent's step (optimizer: gd) in gradient-flow time: the step "
         "on the loss per unit of alpha, whose flow moves S by O(1) per unit time at any d "
@@ -40,10 +40,10 @@ class GDOptions:
         None, "the student's rank ratio kappa = r_s / d (default: the teacher's, rho); wider "
         "than the teacher is the setting of the gradient-flow conjecture (docs/theory.md §16); "
         "narrower cannot represent the teacher, whose error then has a floor",
-        type=float, gt=0)
+        type=float, gt=0, sweep=True)
     init_scale: float = option(
         1.0, "standard deviation of the students' initial entries (the paper's: 1; small "
-        "values approach the small-initialisation limit)", gt=0)
+        "values approach the small-initialisation limit)", gt=0, sweep=True)
     dtype: str = option(
         "float32", "precision of the tokens and of the two matrix products per Adam step "
         "(float32 is about twice as fast; its errors agree with float64 to about 1e-7, far "

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 __all__ = ["CHUNK", "TOKEN_BUDGET", "SE_TOL", "Option", "option", "specs", "resolve",
-           "defaults", "validate", "json_schema", "add_arguments", "flag"]
+           "defaults", "validate", "json_schema", "add_arguments", "flag", "sweeps"]
 
 #: Tolerance on ``|F(q) - q|`` of every state-evolution fixed point.
 SE_TOL = 1e-10
@@ -55,6 +55,9 @@ class Option:
     #: Whether ``None`` is allowed (an option whose default is decided at run time, such as
     #: GD's student width: the teacher's); set by :func:`option` for a ``None`` default.
     optional: bool = False
+    #: Whether a config block may give a list of values, each a group of jobs of its own (GD's
+    #: student width: one aggregate per width), :func:`sweeps`.
+    sweep: bool = False
 
     def allowed(self) -> tuple | None:
         """The choices (a registry's, read now), or ``None`` for a ranged option."""
@@ -169,7 +172,7 @@ def validate(cls, values: dict, *, where: str = "", name: Callable[[str], str] |
             raise ValueError(f"{where}{name(k)}: unknown option of {cls.__name__} (its options: "
                              f"{', '.join(sp)})")
         spec = sp[k][1]
-        problem = spec.problem(v)
+        problem = spec.problem(v)  # a list (a config's sweep) is the schema's, not a run's
         if problem:
             because = f" ({spec.why})" if spec.why else ""
             raise ValueError(f"{where}{name(k)} {problem}{because}, got "
@@ -193,10 +196,26 @@ def json_schema(cls) -> dict:
                 bound = getattr(spec, key)
                 if bound is not None:
                     node[js] = int(bound) if spec.type is int else bound
+        if spec.sweep:  # a value, or a list of them (one group each)
+            item = {key: v for key, v in node.items() if key != "description"}
+            node = {"description": node["description"] + " (a list sweeps it)",
+                    "oneOf": [item, {"type": "array", "minItems": 1, "items": item}]}
         node["default"] = default
         out[k] = node
     return out
 
+
+def sweeps(cls, block: dict | None) -> list[dict]:
+    """The groups a config block's swept options make: one dict of overrides per combination
+    of the list values of its ``sweep`` options (``[{}]`` when it lists none), in the block's
+    order."""
+    block = block or {}
+    out = [{}]
+    for k, (_, spec) in specs(cls).items():
+        v = block.get(k)
+        if spec.sweep and isinstance(v, list):
+            out = [{**o, k: item} for o in out for item in v]
+    return out
 
 def add_arguments(parser, cls, skip: Iterable[str] = ()) -> None:
     """Every command-line option of ``cls`` as a flag of ``parser`` (``--max-iter``), its type,

@@ -166,7 +166,7 @@ def planned_jobs(config: dict) -> list[PlannedJob]:
                 for kind in plan.aggregate_kinds(stage, name, FIGURES):
                     out.append(PlannedJob(paths.AGG_PATH.format(kind=kind, **g.wildcards), name,
                                           alg.label, inputs=data_files))
-                opts = plan.options(stage, name, g.d)
+                opts = plan.group_options(g)
                 on_gpu = alg.uses_gpu(opts)
                 for alpha in g.alphas:
                     r, n = sizes(alpha, g.rho, g.d)

@@ -9,7 +9,7 @@ job of the plan are matched by their output file.
 from __future__ import annotations
 
 __all__ = ["SE_PATH", "SMALL_WIDTH_PATH", "THEORY_PATH", "DATA_PATH", "AGG_PATH",
-           "FINITE_SIZE_PATH", "FIGURE_PATH", "CONFIG_RECORD_PATH", "data_path"]
+           "FINITE_SIZE_PATH", "FIGURE_PATH", "CONFIG_RECORD_PATH", "data_path", "sweep_pattern"]
 
 #: One state-evolution curve of an experiment.
 SE_PATH = "data/se/{experiment}/{channel}_T{T}{cpar}_rho{rho}_{variant}.nc"
@@ -28,6 +28,24 @@ FINITE_SIZE_PATH = "data/agg/{experiment}/finite_size_{method}.nc"
 FIGURE_PATH = "figures/{fig}.{ext}"
 #: The resolved configuration next to the figures.
 CONFIG_RECORD_PATH = "figures/config.yaml"
+
+
+def sweep_pattern(number: str) -> str:
+    """The regular expression of the swept options' part of a data group's ``{cpar}``
+    (``-width0.5-optimizergd``): each option that an algorithm of the registry lets a block
+    sweep, in declaration order, ``number`` for a numeric one and its choices for the others."""
+    # not at the top: every job script imports paths; the registries load when needed
+    from aimlib.algorithms import ALGORITHMS
+    from aimlib.core.options import specs
+
+    parts = []
+    for alg in ALGORITHMS.values():
+        for name, (_, spec) in specs(alg.OPTIONS).items():
+            if spec.sweep:
+                allowed = spec.allowed()
+                value = "(" + "|".join(allowed) + ")" if allowed is not None else number
+                parts.append(f"(-{name}{value})?")
+    return "".join(parts)
 
 
 def data_path(algorithm: str) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from aimlib.algorithms import ALGORITHMS, algorithm_of_kind
 from aimlib.channels import CHANNELS
-from aimlib.core.options import SE_TOL
+from aimlib.core.options import SE_TOL, sweeps
 from aimlib.pipeline.grids import (
     ConfigError,
     alphas_for,
@@ -118,6 +118,16 @@ class Group(_ChannelPoint):
     tokens: TokenLaw = GAUSSIAN
     prior: str = DEFAULT_PRIOR
     attention: str = "self"
+    #: The group's values of the options its block sweeps (``(("width", 0.5),)``), in the
+    #: order the algorithm declares them (:func:`aimlib.core.options.sweeps`).
+    sweep: tuple = ()
+
+    @property
+    def cpar(self) -> str:
+        """The channel point's part of the file name, then ``-<option><value>`` for each swept
+        option (``-width0.5-optimizergd``)."""
+        return super().cpar + "".join(f"-{k}{ffmt(v) if isinstance(v, float | int) else v}"
+                                      for k, v in self.sweep)
 
     @property
     def wildcards(self) -> dict:
@@ -191,7 +201,8 @@ class Plan:
         gs = [g for g in self._groups.get(stage, {}).values()
               if experiment is None or g.experiment == experiment]
         return sorted(gs, key=lambda g: (g.experiment, g.channel, g.T, g.param, g.rho, g.d,
-                                         g.variant, g.tokens.tag, g.prior, g.attention))
+                                         g.variant, g.tokens.tag, g.prior, g.attention,
+                                         repr(g.sweep)))
 
     # ---------------------------------------------------------------- options
     def exp(self, experiment: str) -> dict:
@@ -221,8 +232,14 @@ class Plan:
 
     def options(self, stage: str, experiment: str, d: int | None = None) -> dict:
         """The options of an algorithm stage of an experiment (its ``OPTIONS`` over the block);
-        with ``d``, size-dependent choices resolved (AMP's ``dtype: auto``)."""
+        with ``d``, size-dependent choices resolved (AMP's ``dtype: auto``).  A swept option
+        keeps its list: a group's own value is :meth:`group_options`'."""
         return ALGORITHMS[stage].options(self.exp(experiment)[stage], d)
+
+    def group_options(self, g: Group) -> dict:
+        """The options a group's jobs run with: the stage's, with the group's values of the
+        swept options."""
+        return {**self.options(g.stage, g.experiment, g.d), **dict(g.sweep)}
 
     def aggregate_kinds(self, stage: str, experiment: str, figures=None) -> list[str]:
         """The aggregates of an algorithm stage that an experiment needs: those its figure
@@ -347,9 +364,12 @@ def _groups(name: str, exp: dict, stage: str) -> list[Group]:
                             alphas = tuple(alphas_for(block, rho, int(T), channel, key, cell))
                             for variant in variants(exp, stage, channel, cell):
                                 for law in token_laws(exp, block, f"{key}.tokens"):
-                                    out.append(Group(name, stage, channel, variant, int(T),
-                                                     fnum(param), fnum(rho), int(d), alphas,
-                                                     tuple(range(int(n_seeds))), law, *cell))
+                                    for sweep in sweeps(ALGORITHMS[stage].OPTIONS, block):
+                                        out.append(Group(
+                                            name, stage, channel, variant, int(T), fnum(param),
+                                            fnum(rho), int(d), alphas,
+                                            tuple(range(int(n_seeds))), law, *cell,
+                                            tuple(sweep.items())))
     return out
 
 
