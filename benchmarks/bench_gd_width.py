@@ -34,6 +34,9 @@ RUNS = {  # name: (options, steps, the budgets reported)
 }
 
 
+LABELS = {("GD (plain)", "GD"): "plain GD", ("Adam", "GD"): "Adam", ("Adam", "AGD"): "AGD"}
+
+
 def threshold(errors: dict[float, float]) -> float:
     """Smallest grid alpha from which every larger one is below EPS (inf if none)."""
     out = np.inf
@@ -73,12 +76,13 @@ def measure(d: int, seeds: int) -> dict:
 
 
 def table(results: dict, d: int, seeds: int) -> str:
+    grid = ", ".join(f"{a:g}" for a in ALPHAS)
     lines = [f"Measured on {machine()}; Gaussian channel, T = 1, Delta = 0, kappa* = "
-             f"{KAPPA_STAR}, d = {d}, {seeds} seeds; alpha grid {list(ALPHAS)}; recovered = "
-             f"error < {EPS:g} at every larger grid point after the budget. Bayes threshold "
-             f"{gradient_flow.bayes_threshold(KAPPA_STAR):.3f}.", "",
+             f"{KAPPA_STAR}, d = {d}, {seeds} seeds (one value per seed); alpha grid {grid}; "
+             f"recovered = error < {EPS:g} at every larger grid point after the budget. Bayes "
+             f"threshold {gradient_flow.bayes_threshold(KAPPA_STAR):.3f}.", "",
              "| kappa | conjecture | " + " | ".join(
-                 f"{name.split()[0]} {kind} ({b} steps)" for name, (o, _, bs) in RUNS.items()
+                 f"{LABELS[name, kind]} ({b} steps)" for name, (o, _, bs) in RUNS.items()
                  for kind in (("GD",) if o["inits"] == 1 else ("GD", "AGD")) for b in bs) + " |",
              "|---|---|" + "---|" * sum(len(bs) * (1 if o["inits"] == 1 else 2)
                                         for o, _, bs in RUNS.values())]
@@ -100,8 +104,17 @@ def main() -> None:
     p.add_argument("--d", type=int, default=60)
     p.add_argument("--seeds", type=int, default=2)
     p.add_argument("--out", default=None, help="also write the raw results (JSON)")
+    p.add_argument("--table-from", default=None, help="only write the table of a JSON of "
+                   "raw results (--out of an earlier run)")
     args = p.parse_args()
-    results = measure(args.d, args.seeds)
+    if args.table_from:
+        with open(args.table_from) as f:
+            results = json.load(f)
+        for runs in results.values():
+            for r in runs:
+                r["threshold"] = float(r["threshold"])
+    else:
+        results = measure(args.d, args.seeds)
     if args.out:
         with open(args.out, "w") as f:
             json.dump(results, f, default=float)
