@@ -102,8 +102,9 @@ def test_bad_input_names_the_key():
         generate("softmax", 0.2, 0.0, 2, 30, 0, attention="cross")
     cross = generate("softmax", 0.2, 0.5, 2, 20, 0, attention="cross")
     untied = generate("softmax", 0.2, 0.5, 2, 20, 0, prior="untied")
-    with pytest.raises(ValueError, match="attention='cross'"):
-        spectral.run(cross)
+    # the spectral estimator runs in cross-attention (tests/test_cells.py), not with backends
+    # other than numpy there
+    assert spectral.run(cross).converged
     for run in (amp.run, spectral.run):
         with pytest.raises(ValueError, match="prior='untied'"):
             run(untied)

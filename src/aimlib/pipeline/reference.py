@@ -24,6 +24,8 @@ def _type(node: dict, root: dict) -> str:
     if "oneOf" in node:
         return " or ".join(dict.fromkeys(_type(b, root) for b in node["oneOf"]))
     t = node.get("type")
+    if isinstance(t, list):  # an option decided at run time: ["number", "null"]
+        return " or ".join(_type({**node, "type": one}, root) for one in t)
     if t == "array":
         items = node.get("items")
         if items:
