@@ -11,7 +11,7 @@ import numpy as np
 from aimlib.algorithms import ALGORITHMS
 from aimlib.channels import CHANNELS, channel_class
 from aimlib.prior import DEFAULT as DEFAULT_PRIOR
-from aimlib.theory.cells import alpha_bar_factor
+from aimlib.theory.cells import DEFAULT_CELL, alpha_bar_factor
 from aimlib.tokens import make_tokens
 
 __all__ = ["ConfigError", "ffmt", "fnum", "grid", "channel_grid", "as_list", "channels",
@@ -152,7 +152,7 @@ def token_laws(exp: dict, block: dict | None, key: str = "tokens") -> list:
 
 
 def alphas_for(block: dict, rho: float, T: int, channel: str, key: str,
-               cell: tuple[str, str] = (DEFAULT_PRIOR, "self")) -> list[float]:
+               cell: tuple[str, str] = DEFAULT_CELL) -> list[float]:
     """The alphas of a block's grid at ``(rho, T, channel)`` in a ``(prior, attention)`` cell:
     its ``alpha`` grid, or its ``alpha_bar`` grid divided by the cell's rescaling
     (:func:`aimlib.theory.cells.alpha_bar_factor`); with ``alpha_bar_max`` (a data stage's key),
@@ -184,14 +184,14 @@ def alphas_for(block: dict, rho: float, T: int, channel: str, key: str,
 
 
 def variants(exp: dict, stage: str, channel: str,
-             cell: tuple[str, str] = (DEFAULT_PRIOR, "self")) -> list[str]:
+             cell: tuple[str, str] = DEFAULT_CELL) -> list[str]:
     """Output-function variants of a stage (``se``, ``amp``, ...) for a channel: the block's
     ``variant`` list for a channel that has several (hardmax), else the channel's only one; the
     exact one alone beyond the paper's cell (the published density and the mismatched SE are
     the paper's tied self-attention's)."""
     cls = CHANNELS[channel]
     if len(cls.VARIANTS) == 1 or (stage in ALGORITHMS and not ALGORITHMS[stage].HAS_VARIANTS) \
-            or cell != (DEFAULT_PRIOR, "self"):
+            or cell != DEFAULT_CELL:
         return [cls.VARIANTS[0]]
     return as_list(exp[stage].get("variant", cls.VARIANTS[0]))
 

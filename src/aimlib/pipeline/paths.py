@@ -64,14 +64,16 @@ def se_files(plan, experiment: str) -> list[str]:
 def theory_jobs(plan, experiment: str, figures=None) -> list:
     """The SE curves of an experiment that get theory lines: those of the paper's cell (but the
     mismatched ones) when its figure's registry entry names lines, else none."""
+    # not at the top: every job script imports paths; the registries load when needed
+    from aimlib.theory.cells import DEFAULT_CELL
+
     if figures is None:
-        # not at the top: every job script imports paths; the registries load when needed
         from aimlib.figures.registry import FIGURES as figures
     spec = figures.get(experiment)
     if spec is None or not spec.theory:
         return []
     return [j for j in plan.se_for(experiment)
-            if j.variant != "mismatched" and j.cell == ("tied", "self")]
+            if j.variant != "mismatched" and j.cell == DEFAULT_CELL]
 
 
 def theory_files(plan, experiment: str, figures=None) -> list[str]:

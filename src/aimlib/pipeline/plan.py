@@ -25,6 +25,7 @@ from aimlib.pipeline.grids import (
     variants,
 )
 from aimlib.prior import DEFAULT as DEFAULT_PRIOR
+from aimlib.theory.cells import DEFAULT_CELL
 from aimlib.tokens import GAUSSIAN, TokenLaw
 
 __all__ = ["Plan", "plan", "SEJob", "Group", "TeacherKey", "FINITE_SIZE_KINDS", "stage_points",
@@ -64,7 +65,7 @@ class _ChannelPoint:
         """Keywords of :func:`aimlib.model.generate` and :func:`aimlib.theory.cells.curve` for
         the cell (T_q = T in cross-attention); empty in the paper's cell, so that its jobs'
         params are what they were."""
-        if self.cell == (DEFAULT_PRIOR, "self"):
+        if self.cell == DEFAULT_CELL:
             return {}
         return dict(prior=self.prior, attention=self.attention)
 
