@@ -13,6 +13,7 @@ import yaml
 
 from aimlib import cli, model
 from aimlib.algorithms import ALGORITHMS, amp, gd, spectral
+from aimlib.channels import CHANNELS
 from aimlib.core import options
 from aimlib.core.backend import BACKENDS
 from aimlib.pipeline import checks
@@ -86,7 +87,7 @@ def test_each_algorithm_option_is_declared_once_and_derived_everywhere(name):
     alg = ALGORITHMS[name]
     sp = options.specs(alg.OPTIONS)
     block = cfg.schema(ROOT / "config" / "schema.yaml")["$defs"][f"{name}_block"]["properties"]
-    assert {k: block[k] for k in sp} == options.json_schema(alg.OPTIONS)
+    assert {k: block[k] for k in sp} == options.json_schema(alg.OPTIONS, list(CHANNELS))
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     flags = {a.dest: a for a in sub.choices[name]._actions}

@@ -72,8 +72,8 @@ def test_job_logs_have_no_empty_shell_command_lines(root):
             end = next((k for k, ln in enumerate(lines[i + 1:]) if ln.strip() and
                         len(ln) - len(ln.lstrip()) <= len(m.group(1))), len(lines) - i - 1)
             bodies.append((f"{smk.name}:{i + 1}", "\n".join(lines[i + 1:i + 1 + end])))
-    assert len(bodies) == 8  # se_curve, se_small_width, theory, data and aggregate (per
-    # algorithm), finite_size, figure, config_record
+    assert len(bodies) == 9  # se_curve, se_small_width, theory, data and aggregate (per
+    # algorithm), finite_size, recovery, figure, config_record
     for where, body in bodies:
         assert re.search(r"^\s+script:", body, re.M), where
         assert not re.search(r"^\s+(shell|run):", body, re.M), where

@@ -71,7 +71,7 @@ def test_every_paper_job_fits_12_gib(root):
     worst = {}
     for stage in ALGORITHMS:
         for g in plan.groups(stage):
-            opts = plan.options(stage, g.experiment, g.d)
+            opts = plan.group_options(g)
             for alpha in g.alphas:
                 worst[stage] = max(worst.get(stage, 0),
                                    cost.data_job(g, alpha, opts).mem_mb)

@@ -219,6 +219,23 @@ def _check_drawn_data(workdir, fig):
         plt.close(figure)
         assert checked > 0, fig
         return
+    if fig == "fig13":  # thresholds against the width: the seeds' medians, Bayes, conjecture
+        for rec in inputs["recovery"]:
+            for g in range(rec.sizes["group"]):
+                p = rec.isel(group=g)
+                med = float(np.median(p["threshold"].isel(checkpoint=-1).values))
+                if np.isfinite(med):  # inf: a mark on the top edge
+                    assert _drawn(ys, [med]), (fig, rec.attrs, g)
+                    checked += 1
+                bayes = float(p["bayes_alpha"])
+                assert np.isfinite(bayes) and _drawn(ys, [bayes, bayes]), (fig, g)
+                curve = p["conjecture_curve"].values
+                assert (str(p["channel"].values) == "gaussian") == bool(
+                    np.isfinite(curve).all() and _drawn(ys, curve)), (fig, g)
+                checked += 2
+        plt.close(figure)
+        assert checked > 0, fig
+        return
     if fig != "fig8":  # fig8 draws SE test errors computed from q, not the error
         for ds in inputs.get("se", []) + inputs.get("small_width", []):
             # untied self-attention's curve is its two bounds (fig12)
@@ -292,8 +309,13 @@ def test_quick_preset_end_to_end(workdir):
     assert len(aggs) == 29 + 10 + 2 + 6
     # GD and AGD aggregates where the figure draws both (fig2b 2 T, fig4 2 beta, fig8 1,
     # fig_steps 2 T: 14), AGD only where it draws only AGD (fig3 2 d, fig9 2 T x 3 delta: 8;
-    # fig10: 3 token laws; fig12: 4 cells x 2 T)
-    assert len(list((workdir / "data" / "agg").rglob("*gd_*.nc"))) == 14 + 8 + 3 + 8
+    # fig10: 3 token laws; fig12: 4 cells x 2 T), and both for fig13's recovery thresholds
+    # (5 widths over the two channels x 2 optimisers)
+    assert len(list((workdir / "data" / "agg").rglob("*gd_*.nc"))) == 14 + 8 + 3 + 8 + 20
+    for kind in ("gd", "agd"):
+        rec = xr.load_dataset(workdir / "data" / "agg" / "fig13" / f"recovery_{kind}.nc")
+        assert rec.sizes["group"] == 10 and rec.attrs["eps"] == 1e-3
+        assert list(rec["checkpoint"].values) == [2**k for k in range(12)]
     assert len(list((workdir / "data" / "agg").rglob("spectral_*.nc"))) == 3 + 1  # fig1a, fig2b
     # theory lines for every SE curve of the figures that draw them, and none elsewhere
     plan = cfg.plan(yaml.safe_load((workdir / "config" / "quick.yaml").read_text()))

@@ -19,6 +19,7 @@ from aimlib.pipeline import paths
 from aimlib.pipeline.paths import (
     AGG_PATH,
     FINITE_SIZE_PATH,
+    RECOVERY_PATH,
     SE_PATH,
     SMALL_WIDTH_PATH,
     THEORY_PATH,
@@ -172,6 +173,13 @@ wildcard_constraints:
 
 def finite_size_inputs(wildcards):
     return paths.finite_size_inputs(PLAN, wildcards.experiment, wildcards.method)
+
+
+# ---------------------------------------------------------------------------------------------
+# recovery: GD's and AGD's measured perfect-recovery thresholds
+# ---------------------------------------------------------------------------------------------
+def recovery_inputs(wildcards):
+    return agg_files(wildcards.experiment, wildcards.kind)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,6 +19,27 @@ rule finite_size:
         "../scripts/finite_size.py"
 
 
+rule recovery:
+    """GD's and AGD's perfect-recovery thresholds per group, seed and step budget."""
+    input:
+        recovery_inputs,
+    output:
+        update(RECOVERY_PATH.replace("{kind}", "{kind,gd|agd}")),
+    log:
+        "logs/recovery/{experiment}_{kind}.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=request("light", "mem_mb"),
+        runtime=request("light", "runtime"),
+    params:
+        options=lambda w: PLAN.recovery(w.experiment),
+        version=script_version("recovery"),
+    script:
+        "../scripts/recovery.py"
+
+
 rule figure:
     """One figure as PDF and PNG from its cached data stages."""
     input:

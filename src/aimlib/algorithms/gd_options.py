@@ -34,8 +34,8 @@ class GDOptions:
     step_size: float = option(
         0.1, "plain gradient descent's step (optimizer: gd) in gradient-flow time: the step "
         "on the loss per unit of alpha, whose flow moves S by O(1) per unit time at any d "
-        "(docs/theory.md §16.3; stable to about 0.2 for a student as wide as the teacher)",
-        gt=0)
+        "(docs/theory.md §16.3; on the Gaussian channel stable to about 0.2 for a student as "
+        "wide as the teacher; softmax's loss is flatter, 2 is stable there)", gt=0, sweep=True)
     width: float = option(
         None, "the student's rank ratio kappa = r_s / d (default: the teacher's, rho); wider "
         "than the teacher is the setting of the gradient-flow conjecture (docs/theory.md §16); "

@@ -180,9 +180,10 @@ def validate(cls, values: dict, *, where: str = "", name: Callable[[str], str] |
     return values
 
 
-def json_schema(cls) -> dict:
+def json_schema(cls, names: Sequence[str] | None = None) -> dict:
     """The JSON-schema ``properties`` of an option class (type, range or enum, description
-    and default of each option)."""
+    and default of each option); a swept option may also be a mapping from ``names`` (the
+    channels, which this module does not know) to its values."""
     out = {}
     for k, (default, spec) in specs(cls).items():
         node: dict = {"description": spec.help}
@@ -196,10 +197,15 @@ def json_schema(cls) -> dict:
                 bound = getattr(spec, key)
                 if bound is not None:
                     node[js] = int(bound) if spec.type is int else bound
-        if spec.sweep:  # a value, or a list of them (one group each)
+        if spec.sweep:  # a value, or a list of them (one group each), or either per name
             item = {key: v for key, v in node.items() if key != "description"}
-            node = {"description": node["description"] + " (a list sweeps it)",
-                    "oneOf": [item, {"type": "array", "minItems": 1, "items": item}]}
+            one = [item, {"type": "array", "minItems": 1, "items": item}]
+            node = {"description": node["description"] + " (a list sweeps it; a mapping gives "
+                    "it per channel)",
+                    "oneOf": [*one, {"type": "object", "minProperties": 1,
+                                     "additionalProperties": {"oneOf": one},
+                                     **({"propertyNames": {"enum": list(names)}}
+                                        if names is not None else {})}]}
         node["default"] = default
         out[k] = node
     return out

@@ -25,14 +25,15 @@ __all__ = ["FigureSpec", "FIGURES", "ORDER", "INPUT_KINDS", "THEORY_LINES", "cap
 
 #: The kinds of cached input a figure can be drawn from: SE curves, every aggregate kind of
 #: the algorithm registry (``amp``, ``gd``, ``agd``, ``spectral``), the finite-size fits, the
-#: small-width limit and the theory lines computed for the SE curves.
-INPUT_KINDS = ("se", *aggregate_kinds(), "finite_size", "small_width", "theory")
+#: small-width limit, the theory lines computed for the SE curves and GD's measured
+#: perfect-recovery thresholds (:mod:`aimlib.pipeline.recovery`).
+INPUT_KINDS = ("se", *aggregate_kinds(), "finite_size", "small_width", "theory", "recovery")
 #: The theory lines a figure may ask for (:data:`aimlib.theory.lines.LINES`, whose module
 #: needs xarray and the theory; a test checks that the two agree).
 THEORY_LINES = ("one_step", "large_alpha", "test_error_bayes", "test_error_plugin")
 #: The registered figures, in the order of the paper, then the ones beyond it.
 ORDER = ("fig1a", "fig1b", "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6", "fig7", "fig8",
-         "fig9", "fig10", "fig11", "fig12", "fig_steps")
+         "fig9", "fig10", "fig11", "fig12", "fig13", "fig_steps")
 
 
 @dataclass(frozen=True)

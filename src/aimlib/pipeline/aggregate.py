@@ -32,7 +32,8 @@ def aggregate_runs(runs: Sequence[xr.Dataset], value: str = "error",
         ``{output name: run variable}``: each gives ``<name>_mean`` and ``<name>_std`` on
         ``alpha`` (skipped when a run lacks the variable, e.g. caches made before it existed);
         a variable with one dimension of its own (GD's ``checkpoint``) gives them on
-        ``(alpha, <that dimension>)``.
+        ``(alpha, <that dimension>)``, and every converged seed's values as ``<name>_seeds`` on
+        ``(alpha, seed, <that dimension>)``.
 
     Returns
     -------
@@ -127,6 +128,8 @@ def _profile(ds: xr.Dataset, name: str, var: str, runs, ai, si, conv) -> None:
     ds.coords[dim] = coord
     ds[f"{name}_mean"] = (("alpha", dim), _nanmean(flat).reshape(shape))
     ds[f"{name}_std"] = (("alpha", dim), _nanstd(flat).reshape(shape))
+    # every seed's, for what a mean hides (the measured recovery threshold, per seed)
+    ds[f"{name}_seeds"] = (("alpha", "seed", dim), ev)
 
 
 def stack_seeds(runs: Sequence[xr.Dataset], seeds: Sequence[int]) -> xr.Dataset:

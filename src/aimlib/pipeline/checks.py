@@ -15,16 +15,20 @@ from aimlib.core.validation import check_positive
 from aimlib.model import ATTENTIONS
 from aimlib.pipeline.grids import (
     ConfigError,
+    Ts,
     alphas_for,
     as_list,
     cells,
     channel_grid,
     channels,
     fnum,
+    per_channel,
+    rhos,
     token_laws,
     variants,
 )
-from aimlib.pipeline.plan import stage_cells
+from aimlib.pipeline.plan import RECOVERY_STAGE, stage_cells
+from aimlib.pipeline.recovery import RecoveryOptions
 from aimlib.prior import PRIORS
 from aimlib.theory.cells import DEFAULT_CELL, check_cell
 from aimlib.tokens import TOKEN_LAWS
@@ -84,7 +88,7 @@ def _check_d_rho(exp: dict, block: dict, stage: str, key: str) -> None:
     d_rho = block.get("d_rho")
     if not d_rho:
         return
-    rhos = {fnum(float(r)) for r in as_list(block.get("rho", exp["rho"]))}
+    widths = {fnum(float(r)) for c in channels(exp, block) for r in rhos(exp, block, c)}
     if isinstance(block["seeds"], list) and len(block["seeds"]) > 1:
         raise ConfigError(f"{key}: needs a single seed count, got seeds={block['seeds']}")
     for r, d in d_rho.items():
@@ -92,11 +96,11 @@ def _check_d_rho(exp: dict, block: dict, stage: str, key: str) -> None:
             r = float(r)
         except (TypeError, ValueError):
             raise ConfigError(f"{key}: {r!r} is not a width rho") from None
-        if fnum(r) not in rhos:
+        if fnum(r) not in widths:
             raise ConfigError(f"{key}: rho={r:g} is not a width of the block "
-                              f"({', '.join(f'{x:g}' for x in sorted(rhos))})")
+                              f"({', '.join(f'{x:g}' for x in sorted(widths))})")
         d = d["d"] if isinstance(d, dict) else d
-        for T in as_list(block.get("T", exp["T"])):
+        for T in sorted({T for c in channels(exp, block) for T in Ts(exp, block, c)}):
             try:
                 ALGORITHMS[stage].check_d(int(d), int(T))
             except ValueError as e:
@@ -156,9 +160,7 @@ def _check_experiment(exp: dict, base: str) -> None:
         if c not in CHANNELS:
             raise ConfigError(f"{base}.channel[{i}] = {c!r}: not a channel (known: "
                               f"{', '.join(CHANNELS)})")
-    for i, rho in enumerate(as_list(exp["rho"])):
-        _positive(rho, f"{base}.rho[{i}]")
-    _check_T(exp["T"], chans, f"{base}.T")
+    _check_model_values(exp, None, chans, base)
     for stage in ("se", "small_width", *ALGORITHMS):
         if stage not in exp:
             continue
@@ -167,6 +169,7 @@ def _check_experiment(exp: dict, base: str) -> None:
             if c not in chans:
                 raise ConfigError(f"{base}.{stage}.channel: {c!r} is not a channel of the "
                                   f"experiment ({', '.join(chans)})")
+        _check_model_values(exp, stage, channels(exp, block), f"{base}.{stage}")
         if stage in ALGORITHMS:
             for c in channels(exp, block):
                 try:
@@ -179,8 +182,6 @@ def _check_experiment(exp: dict, base: str) -> None:
                 for c in channels(exp, block):
                     for x in channel_grid(block[gk], c, f"{base}.{stage}.{gk}"):
                         _positive(x, f"{base}.{stage}.{gk}")
-        if "T" in block:
-            _check_T(block["T"], channels(exp, block), f"{base}.{stage}.T")
         _check_params(exp, block, channels(exp, block), f"{base}.{stage}")
         if stage != "small_width":
             _check_points(exp, block, stage, base)
@@ -194,7 +195,7 @@ def _check_experiment(exp: dict, base: str) -> None:
         if stage in ALGORITHMS:
             seeds, ds = block["seeds"], as_list(block["d"])
             for i, d in enumerate(ds):
-                for T in as_list(block.get("T", exp["T"])):
+                for T in sorted({T for c in channels(exp, block) for T in Ts(exp, block, c)}):
                     try:
                         ALGORITHMS[stage].check_d(int(d), int(T))
                     except ValueError as e:
@@ -204,6 +205,9 @@ def _check_experiment(exp: dict, base: str) -> None:
                 raise ConfigError(f"{base}.{stage}.seeds: a list of seeds needs one entry per "
                                   f"d ({len(ds)}), got {len(seeds)}")
     _check_params(exp, None, chans, base)
+    if "recovery" in exp and RECOVERY_STAGE not in exp:
+        raise ConfigError(f"{base}.recovery: measures the thresholds of the {RECOVERY_STAGE} "
+                          f"stage, which the experiment does not have")
     for key in ("gap", "small_width"):
         if key in exp and any(cell != DEFAULT_CELL for cell in cells(exp)):
             what = "the finite-size study" if key == "gap" else "the small-width limit"
@@ -222,14 +226,46 @@ def _check_experiment(exp: dict, base: str) -> None:
                                       "grid")
 
 
+def _check_model_values(exp: dict, stage: str | None, chans: list[str], base: str) -> None:
+    """``T``, ``rho`` and a data stage's swept options of an experiment (``stage`` None) or a
+    stage: positive widths, each channel's valid ``T``, and a value given per channel for each
+    channel and for no other (``base``: the block's key)."""
+    block = None if stage is None else exp[stage]
+    src = exp if block is None else block
+    swept = ([k for k, (_, spec) in specs(ALGORITHMS[stage].OPTIONS).items() if spec.sweep]
+             if stage in ALGORITHMS else [])
+    for name in ("T", "rho", *swept):
+        if name not in src:
+            continue
+        value = src[name]
+        if per_channel(value):
+            for c in value:
+                if c not in chans:
+                    raise ConfigError(f"{base}.{name}.{c}: not a channel of the "
+                                      f"{'experiment' if block is None else 'stage'} "
+                                      f"({', '.join(chans)})")
+            missing = [c for c in chans if c not in value]
+            if missing:
+                raise ConfigError(f"{base}.{name}: no value for channel {missing[0]!r} (it "
+                                  f"gives {', '.join(value)})")
+        for c in chans:
+            key = f"{base}.{name}.{c}" if per_channel(value) else f"{base}.{name}"
+            own = value[c] if per_channel(value) else value
+            if name == "T":
+                _check_T(own, [c], key)
+            elif name == "rho":
+                for i, rho in enumerate(as_list(own)):
+                    _positive(rho, f"{key}[{i}]")
+
+
 def _check_alpha_bar_max(exp: dict, block: dict, key: str) -> None:
     """``alpha_bar_max`` is positive and leaves at least one point of the grid at every
     ``(channel, rho, T)`` of the stage (:func:`aimlib.pipeline.grids.alphas_for` names the key)."""
     _positive(block["alpha_bar_max"], f"{key}.alpha_bar_max")
     for c in channels(exp, block):
         for cell in cells(exp, block):
-            for rho in as_list(block.get("rho", exp["rho"])):
-                for T in as_list(block.get("T", exp["T"])):
+            for rho in rhos(exp, block, c):
+                for T in Ts(exp, block, c):
                     alphas_for(block, float(rho), int(T), c, key, cell)
 
 
@@ -248,7 +284,7 @@ def _check_points(exp: dict, block: dict, stage: str, base: str) -> None:
         raise ConfigError(str(e)) from None
     for cell in cell_list:
         for c in channels(exp, block):
-            for T in as_list(block.get("T", exp["T"])):
+            for T in Ts(exp, block, c):
                 for law in laws:
                     try:
                         check_cell(*cell, int(T), c, law)
@@ -259,7 +295,7 @@ def _check_points(exp: dict, block: dict, stage: str, base: str) -> None:
                         raise ConfigError(f"{at}.{key} (in {cell[0]} {cell[1]}-attention): {e}") \
                             from None
     for c in channels(exp, block):
-        for T in as_list(block.get("T", exp["T"])):
+        for T in Ts(exp, block, c):
             for v in variants(exp, stage, c):
                 if v == "mismatched":
                     bad = [law.tag for law in laws if not law.is_gaussian]
@@ -304,6 +340,10 @@ def schema(schema_path) -> dict:
         for c in names:
             target["properties"].setdefault(c, {"$ref": ref,
                                                 "description": f"the {c} channel's {what}"})
+    for sub, ref in (("channel_T", "#/$defs/T"), ("channel_rho", "#/$defs/positive_list")):
+        for c in names:
+            defs[sub]["oneOf"][1]["properties"][c] = {
+                "$ref": ref, "description": f"the {c} channel's {sub.split('_')[1]}"}
     defs["token_law"] = token_law_schema()
     for key, names_k in (("prior", list(PRIORS)), ("attention", list(ATTENTIONS))):
         defs[key]["oneOf"] = [{"enum": names_k}, {"type": "array", "minItems": 1,
@@ -330,13 +370,19 @@ def schema(schema_path) -> dict:
     variant["oneOf"][0]["enum"] = names_v
     variant["oneOf"][1]["items"]["enum"] = names_v
     for name, alg in ALGORITHMS.items():
-        props = json_schema(alg.OPTIONS)
+        props = json_schema(alg.OPTIONS, names)  # a swept option may be given per channel
         if alg.HAS_VARIANTS:
             props["variant"] = variant
         defs[f"{name}_block"] = {"allOf": [{"$ref": "#/$defs/data_block"}],
                                  "unevaluatedProperties": False, "properties": props,
                                  "description": f"the {alg.label} stage"}
         defs["experiment"]["properties"][name] = {"$ref": f"#/$defs/{name}_block"}
+    defs["experiment"]["properties"]["recovery"] = {
+        "type": "object", "additionalProperties": False,
+        "properties": json_schema(RecoveryOptions),
+        "description": "measure GD's and AGD's perfect-recovery threshold of each group of the "
+                       "gd stage (docs/theory.md §16.4): the smallest grid alpha from which "
+                       "every larger one has its error below eps, per seed and step budget"}
     sch["properties"]["se"]["properties"]["tol"]["default"] = SE_TOL
     return sch
 
@@ -391,6 +437,9 @@ def fill_defaults(config: dict) -> dict:
             if stage in exp:
                 for k, v in resolve(alg.OPTIONS, exp[stage]).items():
                     exp[stage].setdefault(k, v)
+        if "recovery" in exp:
+            for k, v in resolve(RecoveryOptions, exp["recovery"]).items():
+                exp["recovery"].setdefault(k, v)
     return config
 
 

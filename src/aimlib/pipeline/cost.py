@@ -160,6 +160,9 @@ def planned_jobs(config: dict) -> list[PlannedJob]:
             fs_inputs = paths.finite_size_inputs(plan, name, m)
             out.append(PlannedJob(paths.FINITE_SIZE_PATH.format(experiment=name, method=m),
                                   name, "fit", inputs=(*fs_inputs["se"], *fs_inputs["agg"])))
+        for kind in plan.recovery_kinds(name):
+            out.append(PlannedJob(paths.RECOVERY_PATH.format(experiment=name, kind=kind), name,
+                                  "fit", inputs=tuple(paths.agg_files(plan, name, kind))))
         for stage, alg in ALGORITHMS.items():
             for g in plan.groups(stage, name):
                 data_files = tuple(paths.group_data_files(g))

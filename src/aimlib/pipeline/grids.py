@@ -15,7 +15,8 @@ from aimlib.theory.cells import DEFAULT_CELL, alpha_bar_factor
 from aimlib.tokens import make_tokens
 
 __all__ = ["ConfigError", "ffmt", "fnum", "grid", "channel_grid", "as_list", "channels",
-           "channel_param_values", "cpar", "cells", "token_laws", "alphas_for", "variants"]
+           "channel_param_values", "cpar", "cells", "token_laws", "alphas_for", "variants",
+           "per_channel", "for_channel", "rhos", "Ts", "channel_block"]
 
 
 
@@ -76,6 +77,54 @@ def channel_grid(spec: dict, channel: str, key: str = "grid") -> list[float]:
             raise ConfigError(f"{key}: no grid for channel {channel!r}")
         return grid(spec[channel], f"{key}.{channel}")
     return grid(spec, key)
+
+
+def per_channel(value) -> bool:
+    """Whether a config value is given per channel: a non-empty mapping whose keys are all
+    channel names (``T: {gaussian: 1, softmax: 2}``)."""
+    return isinstance(value, dict) and bool(value) and set(value) <= set(CHANNELS)
+
+
+def for_channel(value, channel: str, key: str):
+    """A config value that may be given per channel (:func:`per_channel`): the channel's entry,
+    else the value itself; a mapping without the channel is a :class:`ConfigError` naming
+    ``key``."""
+    if not per_channel(value):
+        return value
+    if channel not in value:
+        raise ConfigError(f"{key}: no value for channel {channel!r} (it gives "
+                          f"{', '.join(value)})")
+    return value[channel]
+
+
+def _model_values(exp: dict, block: dict | None, channel: str, name: str, base: str,
+                  stage: str | None) -> list:
+    in_block = block is not None and name in block
+    src = block if in_block else exp
+    key = f"{base}.{stage}.{name}" if in_block and stage else f"{base}.{name}"
+    return as_list(for_channel(src[name], channel, key))
+
+
+def rhos(exp: dict, block: dict | None, channel: str, base: str = "experiment",
+         stage: str | None = None) -> list:
+    """The widths ``rho`` of a stage block (which may narrow them) or its experiment, for one
+    channel; either may give them per channel (``{gaussian: 0.2, softmax: 0.5}``).  ``base``
+    and ``stage`` name the key in an error (``experiments.fig13``, ``gd``)."""
+    return _model_values(exp, block, channel, "rho", base, stage)
+
+
+def Ts(exp: dict, block: dict | None, channel: str, base: str = "experiment",
+       stage: str | None = None) -> list:
+    """The token counts ``T`` of a stage block or its experiment, for one channel; either may
+    give them per channel (``{gaussian: 1, softmax: 2}``)."""
+    return _model_values(exp, block, channel, "T", base, stage)
+
+
+def channel_block(block: dict, channel: str, keys, where: str) -> dict:
+    """A stage block with the values of ``keys`` (its swept options) given per channel
+    replaced by ``channel``'s (``width: {gaussian: [0.2, 1.0], softmax: [0.5, 1.0]}``)."""
+    return {k: (for_channel(v, channel, f"{where}.{k}") if k in keys else v)
+            for k, v in block.items()}
 
 
 def as_list(v) -> list:

@@ -9,7 +9,8 @@ job of the plan are matched by their output file.
 from __future__ import annotations
 
 __all__ = ["SE_PATH", "SMALL_WIDTH_PATH", "THEORY_PATH", "DATA_PATH", "AGG_PATH",
-           "FINITE_SIZE_PATH", "FIGURE_PATH", "CONFIG_RECORD_PATH", "data_path", "sweep_pattern"]
+           "FINITE_SIZE_PATH", "RECOVERY_PATH", "FIGURE_PATH", "CONFIG_RECORD_PATH", "data_path",
+           "sweep_pattern", "recovery_files"]
 
 #: One state-evolution curve of an experiment.
 SE_PATH = "data/se/{experiment}/{channel}_T{T}{cpar}_rho{rho}_{variant}.nc"
@@ -24,6 +25,8 @@ DATA_PATH = ("data/{algorithm}/{experiment}/{channel}_{variant}/"
 AGG_PATH = "data/agg/{experiment}/{kind}_{channel}_{variant}_T{T}{cpar}_rho{rho}_d{d}.nc"
 #: The finite-size fit of one aggregate kind.
 FINITE_SIZE_PATH = "data/agg/{experiment}/finite_size_{method}.nc"
+#: The measured perfect-recovery thresholds of one GD aggregate kind (``gd``, ``agd``).
+RECOVERY_PATH = "data/agg/{experiment}/recovery_{kind}.nc"
 #: A figure (``ext``: ``pdf`` or ``png``; the cost and progress count its ``pdf``).
 FIGURE_PATH = "figures/{fig}.{ext}"
 #: The resolved configuration next to the figures.
@@ -105,6 +108,12 @@ def finite_size_inputs(plan, experiment: str, method: str) -> dict[str, list[str
     return {"se": se_files(plan, experiment), "agg": agg_files(plan, experiment, method)}
 
 
+def recovery_files(plan, experiment: str) -> list[str]:
+    """The measured recovery thresholds of an experiment, one per GD aggregate kind."""
+    return [RECOVERY_PATH.format(experiment=experiment, kind=k)
+            for k in plan.recovery_kinds(experiment)]
+
+
 def figure_inputs(plan, fig: str, figures=None) -> dict[str, list[str]]:
     """The named inputs of a figure: the cached results its registry entry asks for."""
     # not at the top: every job script imports paths; the registries load when needed
@@ -123,5 +132,6 @@ def figure_inputs(plan, fig: str, figures=None) -> dict[str, list[str]]:
                                                          variant=small["variant"])]
                                 if small else []),
         "theory": lambda: theory_files(plan, fig, figures),
+        "recovery": lambda: recovery_files(plan, fig),
     }
     return {k: available[k]() for k in figures[fig].inputs}

@@ -9,18 +9,21 @@ from dataclasses import dataclass, field
 
 from aimlib.algorithms import ALGORITHMS, algorithm_of_kind
 from aimlib.channels import CHANNELS
-from aimlib.core.options import SE_TOL, sweeps
+from aimlib.core.options import SE_TOL, resolve, specs, sweeps
 from aimlib.pipeline.grids import (
     ConfigError,
+    Ts,
     alphas_for,
     as_list,
     cells,
+    channel_block,
     channel_param_values,
     channels,
     cpar,
     ffmt,
     fnum,
     grid,
+    rhos,
     token_laws,
     variants,
 )
@@ -143,6 +146,7 @@ class Group(_ChannelPoint):
         if not self.tokens.is_gaussian:
             fixed["tokens"] = self.tokens.spec
         fixed.update(self.model_params)
+        fixed.update(self.sweep)
         return [dict(fixed, alpha=a) for a in self.alphas]
 
 
@@ -239,8 +243,10 @@ class Plan:
 
     def group_options(self, g: Group) -> dict:
         """The options a group's jobs run with: the stage's, with the group's values of the
-        swept options."""
-        return {**self.options(g.stage, g.experiment, g.d), **dict(g.sweep)}
+        swept options (a swept option given per channel: its channel's value)."""
+        opts = channel_block(self.options(g.stage, g.experiment, g.d), g.channel,
+                             _swept(g.stage), f"experiments.{g.experiment}.{g.stage}")
+        return {**opts, **dict(g.sweep)}
 
     def aggregate_kinds(self, stage: str, experiment: str, figures=None) -> list[str]:
         """The aggregates of an algorithm stage that an experiment needs: those its figure
@@ -249,7 +255,8 @@ class Plan:
         kinds = list(ALGORITHMS[stage].AGGREGATES)
         if figures is None or experiment not in figures:
             return kinds
-        wanted = set(figures[experiment].inputs) | set(self.finite_size_methods(experiment))
+        wanted = (set(figures[experiment].inputs) | set(self.finite_size_methods(experiment))
+                  | set(self.recovery_kinds(experiment)))
         return [k for k in kinds if k in wanted]
 
     def small_width(self, experiment: str) -> dict | None:
@@ -276,6 +283,20 @@ class Plan:
             return []
         return [m for m, stage in FINITE_SIZE_KINDS.items() if stage in exp]
 
+    def recovery_kinds(self, experiment: str) -> list[str]:
+        """The GD aggregate kinds whose perfect-recovery thresholds an experiment measures (its
+        ``recovery`` block, :mod:`aimlib.pipeline.recovery`): GD's and AGD's, where GD runs."""
+        exp = self.exp(experiment)
+        if "recovery" not in exp or RECOVERY_STAGE not in exp:
+            return []
+        return list(ALGORITHMS[RECOVERY_STAGE].AGGREGATES)
+
+    def recovery(self, experiment: str) -> dict:
+        """The options of an experiment's ``recovery`` block over their defaults."""
+        from aimlib.pipeline.recovery import RecoveryOptions
+
+        return resolve(RecoveryOptions, self.exp(experiment).get("recovery"))
+
     def axes(self, experiment: str) -> dict:
         return self.exp(experiment).get("axes", {})
 
@@ -288,6 +309,8 @@ class Plan:
 #: The aggregates the finite-size study fits (fig3), ``{kind: stage}``: AMP, and GD averaged
 #: over its initialisations.
 FINITE_SIZE_KINDS = {"amp": "amp", "agd": "gd"}
+#: The algorithm whose recovery thresholds an experiment's ``recovery`` block measures.
+RECOVERY_STAGE = "gd"
 
 
 def plan(config: dict) -> Plan:
@@ -302,8 +325,8 @@ def _se_jobs(name: str, exp: dict) -> list[SEJob]:
         params = (channel_param_values(exp, block, channel) if CHANNELS[channel].SE_USES_PARAM
                   else [CHANNELS[channel].PARAM_DEFAULT])
         for cell in cells(exp, block):
-            for rho in as_list(block.get("rho", exp["rho"])):
-                for T in as_list(block.get("T", exp["T"])):
+            for rho in rhos(exp, block, channel, f"experiments.{name}", "se"):
+                for T in Ts(exp, block, channel, f"experiments.{name}", "se"):
                     for param in params:
                         for variant in variants(exp, "se", channel, cell):
                             alphas = set(alphas_for(block, rho, int(T), channel,
@@ -344,6 +367,11 @@ def stage_cells(exp: dict, stage: str, key: str) -> list[tuple[str, str]]:
     return out
 
 
+def _swept(stage: str) -> list[str]:
+    """The options of an algorithm that a config block may sweep (:func:`sweeps`)."""
+    return [k for k, (_, spec) in specs(ALGORITHMS[stage].OPTIONS).items() if spec.sweep]
+
+
 def _groups(name: str, exp: dict, stage: str) -> list[Group]:
     block = exp[stage]
     key = f"experiments.{name}.{stage}"
@@ -352,11 +380,13 @@ def _groups(name: str, exp: dict, stage: str) -> list[Group]:
     seeds = seeds * len(ds) if len(seeds) == 1 else seeds
     d_rho = {fnum(float(r)): d_and_seeds(v, seeds[0])
              for r, v in (block.get("d_rho") or {}).items()}
+    swept = _swept(stage)
     out = []
     for channel in channels(exp, block):
+        own = channel_block(block, channel, swept, key)
         for cell in stage_cells(exp, stage, key):
-            for rho in as_list(block.get("rho", exp["rho"])):
-                for T in as_list(block.get("T", exp["T"])):
+            for rho in rhos(exp, block, channel, f"experiments.{name}", stage):
+                for T in Ts(exp, block, channel, f"experiments.{name}", stage):
                     # d_rho replaces the block's d for its widths (a single seed count, checked)
                     pairs = [d_rho[fnum(rho)]] if fnum(rho) in d_rho \
                         else list(zip(ds, seeds, strict=True))
@@ -365,7 +395,7 @@ def _groups(name: str, exp: dict, stage: str) -> list[Group]:
                             alphas = tuple(alphas_for(block, rho, int(T), channel, key, cell))
                             for variant in variants(exp, stage, channel, cell):
                                 for law in token_laws(exp, block, f"{key}.tokens"):
-                                    for sweep in sweeps(ALGORITHMS[stage].OPTIONS, block):
+                                    for sweep in sweeps(ALGORITHMS[stage].OPTIONS, own):
                                         out.append(Group(
                                             name, stage, channel, variant, int(T), fnum(param),
                                             fnum(rho), int(d), alphas,

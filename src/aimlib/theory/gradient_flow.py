@@ -35,7 +35,7 @@ import math
 from scipy.optimize import brentq
 
 __all__ = ["semicircle_tail", "semicircle_tail_second_moment", "semicircle_quantile",
-           "intermediate", "threshold", "threshold_tokens", "bayes_threshold"]
+           "intermediate", "threshold", "threshold_tokens", "bayes_threshold", "applies"]
 
 
 def _check_kappas(kappa_star: float, kappa: float) -> tuple[float, float]:
@@ -109,3 +109,11 @@ def threshold_tokens(kappa_star: float, kappa: float, T: int) -> float:
     if isinstance(T, bool) or int(T) != T or int(T) < 1:
         raise ValueError(f"T must be an integer >= 1, got T={T!r}")
     return threshold(kappa_star, kappa) * 2.0 / (int(T) * (int(T) + 1))
+
+
+def applies(channel) -> bool:
+    """Whether the conjecture speaks of a channel (an :class:`aimlib.channels.base.Channel`):
+    the noiseless Gaussian channel (at ``T = 1`` the conjecture itself, at ``T >= 2`` its
+    counterpart :func:`threshold_tokens`).  Softmax and hardmax attention have no such theory,
+    and with noise there is no perfect recovery."""
+    return channel.name == "gaussian" and float(getattr(channel, "delta", 1.0)) == 0.0
