@@ -135,6 +135,12 @@ def main() -> None:
     p.add_argument("--gd-steps", type=int, default=None,
                    help="plain GD's steps (a power of 2; its budgets: a quarter of it and it)")
     p.add_argument("--step-size", type=float, default=None, help="plain GD's step size")
+    p.add_argument("--adam-steps", type=int, default=None,
+                   help="Adam's steps (a power of 2; its budgets: a quarter of it and it)")
+    p.add_argument("--alphas", type=float, nargs="+", default=None,
+                   help="the alpha grid (default: 19 %% steps from 0.1665 to 0.792)")
+    p.add_argument("--widths", type=float, nargs="+", default=None,
+                   help="the student widths (default: the channel's)")
     p.add_argument("--tag", default="", help="appended to the table's section name")
     p.add_argument("--out", default=None, help="also write the raw results (JSON)")
     p.add_argument("--table-from", default=None, help="only write the table of a JSON of "
@@ -146,6 +152,15 @@ def main() -> None:
     if args.gd_steps is not None:
         steps, budgets = args.gd_steps, (args.gd_steps // 4, args.gd_steps)
     RUNS["GD (plain)"] = (opts, steps, budgets)
+    if args.adam_steps is not None:
+        RUNS["Adam"] = (RUNS["Adam"][0], args.adam_steps,
+                        (args.adam_steps // 4, args.adam_steps))
+    global ALPHAS
+    if args.alphas:
+        ALPHAS = tuple(sorted(args.alphas))
+    if args.widths:
+        T, ks, _ = SETTINGS[args.channel]
+        SETTINGS[args.channel] = (T, ks, tuple(args.widths))
     if args.table_from:
         with open(args.table_from) as f:
             results = json.load(f)

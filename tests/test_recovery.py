@@ -6,6 +6,7 @@ let one experiment hold the Gaussian and the softmax settings, and fig13 drawn f
 import numpy as np
 import pytest
 import xarray as xr
+import yaml
 
 from aimlib.pipeline.aggregate import aggregate_runs
 from aimlib.pipeline.recovery import grid_threshold, recovery_dataset
@@ -133,8 +134,12 @@ def test_one_experiment_holds_a_channel_point_each(root, monkeypatch):
                    ("softmax", 2, 0.5, "adam", 0.5, 1.0), ("softmax", 2, 0.5, "gd", 0.5, 1.0)]
     assert paths.recovery_files(plan, "w") == ["data/agg/w/recovery_gd.nc",
                                                "data/agg/w/recovery_agd.nc"]
-    # both GD aggregates are made for the thresholds, though no figure draws them
-    assert plan.aggregate_kinds("gd", "w") == ["gd", "agd"]
+    # the thresholds are measured from the data files: no aggregate file for fig13
+    assert [len(fs) for fs in paths.recovery_groups(plan, "w")] == [2] * 6
+    from aimlib.figures.registry import FIGURES
+    quick = cfg.plan(cfg.validate(yaml.safe_load((root / "config" / "quick.yaml").read_text()),
+                                  "config/schema.yaml"))
+    assert quick.aggregate_kinds("gd", "fig13", FIGURES) == []
 
 
 @pytest.mark.parametrize("change,message", [

@@ -309,12 +309,12 @@ def test_quick_preset_end_to_end(workdir):
     assert len(aggs) == 29 + 10 + 2 + 6
     # GD and AGD aggregates where the figure draws both (fig2b 2 T, fig4 2 beta, fig8 1,
     # fig_steps 2 T: 14), AGD only where it draws only AGD (fig3 2 d, fig9 2 T x 3 delta: 8;
-    # fig10: 3 token laws; fig12: 4 cells x 2 T), and both for fig13's recovery thresholds
-    # (5 widths over the two channels x 2 optimisers)
-    assert len(list((workdir / "data" / "agg").rglob("*gd_*.nc"))) == 14 + 8 + 3 + 8 + 20
+    # fig10: 3 token laws; fig12: 4 cells x 2 T); none for fig13, whose recovery jobs
+    # aggregate its data files themselves (4 widths over the two channels x 2 optimisers)
+    assert len(list((workdir / "data" / "agg").rglob("*gd_*.nc"))) == 14 + 8 + 3 + 8
     for kind in ("gd", "agd"):
         rec = xr.load_dataset(workdir / "data" / "agg" / "fig13" / f"recovery_{kind}.nc")
-        assert rec.sizes["group"] == 10 and rec.attrs["eps"] == 1e-3
+        assert rec.sizes["group"] == 8 and rec.attrs["eps"] == 1e-3
         assert list(rec["checkpoint"].values) == [2**k for k in range(12)]
     assert len(list((workdir / "data" / "agg").rglob("spectral_*.nc"))) == 3 + 1  # fig1a, fig2b
     # theory lines for every SE curve of the figures that draw them, and none elsewhere

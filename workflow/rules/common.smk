@@ -178,8 +178,13 @@ def finite_size_inputs(wildcards):
 # ---------------------------------------------------------------------------------------------
 # recovery: GD's and AGD's measured perfect-recovery thresholds
 # ---------------------------------------------------------------------------------------------
+def recovery_groups(wildcards):
+    """The data files of each GD group of the experiment (the job aggregates them itself)."""
+    return paths.recovery_groups(PLAN, wildcards.experiment)
+
+
 def recovery_inputs(wildcards):
-    return agg_files(wildcards.experiment, wildcards.kind)
+    return [f for g in recovery_groups(wildcards) for f in g]
 
 
 # ---------------------------------------------------------------------------------------------

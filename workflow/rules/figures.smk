@@ -34,6 +34,7 @@ rule recovery:
         mem_mb=request("light", "mem_mb"),
         runtime=request("light", "runtime"),
     params:
+        groups=recovery_groups,
         options=lambda w: PLAN.recovery(w.experiment),
         version=script_version("recovery"),
     script:

@@ -162,7 +162,8 @@ def planned_jobs(config: dict) -> list[PlannedJob]:
                                   name, "fit", inputs=(*fs_inputs["se"], *fs_inputs["agg"])))
         for kind in plan.recovery_kinds(name):
             out.append(PlannedJob(paths.RECOVERY_PATH.format(experiment=name, kind=kind), name,
-                                  "fit", inputs=tuple(paths.agg_files(plan, name, kind))))
+                                  "fit", inputs=tuple(f for g in paths.recovery_groups(plan, name)
+                                                      for f in g)))
         for stage, alg in ALGORITHMS.items():
             for g in plan.groups(stage, name):
                 data_files = tuple(paths.group_data_files(g))

@@ -108,6 +108,16 @@ def finite_size_inputs(plan, experiment: str, method: str) -> dict[str, list[str
     return {"se": se_files(plan, experiment), "agg": agg_files(plan, experiment, method)}
 
 
+def recovery_groups(plan, experiment: str) -> list[list[str]]:
+    """The data files of each group of an experiment's GD stage: what its recovery thresholds
+    are measured from (the job aggregates each group over its seeds in memory, so that no
+    aggregate file is made for a figure that draws only thresholds)."""
+    # not at the top: every job script imports paths; the registries load when needed
+    from aimlib.pipeline.plan import RECOVERY_STAGE
+
+    return [group_data_files(g) for g in plan.groups(RECOVERY_STAGE, experiment)]
+
+
 def recovery_files(plan, experiment: str) -> list[str]:
     """The measured recovery thresholds of an experiment, one per GD aggregate kind."""
     return [RECOVERY_PATH.format(experiment=experiment, kind=k)

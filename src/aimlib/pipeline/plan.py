@@ -255,8 +255,7 @@ class Plan:
         kinds = list(ALGORITHMS[stage].AGGREGATES)
         if figures is None or experiment not in figures:
             return kinds
-        wanted = (set(figures[experiment].inputs) | set(self.finite_size_methods(experiment))
-                  | set(self.recovery_kinds(experiment)))
+        wanted = set(figures[experiment].inputs) | set(self.finite_size_methods(experiment))
         return [k for k in kinds if k in wanted]
 
     def small_width(self, experiment: str) -> dict | None:
