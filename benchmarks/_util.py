@@ -6,10 +6,30 @@ import platform
 import re
 import resource
 import statistics
+import sys
 import time
 from pathlib import Path
 
 README = Path(__file__).resolve().parent / "README.md"
+
+
+def _no_arguments() -> None:
+    """A benchmark without an argument parser of its own runs as typed, with no arguments:
+    ``-h``/``--help`` prints its docstring and anything else is refused, before it measures
+    anything or rewrites its table in README.md."""
+    import __main__
+
+    args = sys.argv[1:]
+    if not args or "argparse" in vars(__main__):  # the script parses its own arguments
+        return
+    if args[0] in ("-h", "--help"):
+        print((__main__.__doc__ or "").strip())
+        raise SystemExit(0)
+    raise SystemExit(f"{Path(sys.argv[0]).name}: takes no arguments (got {' '.join(args)}); "
+                     "see --help")
+
+
+_no_arguments()
 
 
 def median_time(fn, repeat: int = 5, warmup: int = 1) -> tuple[float, list[float]]:

@@ -242,3 +242,20 @@ def test_what_job_scripts_import_first_stays_light(module):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "[]", (module, out)
+
+
+def test_a_benchmark_without_a_parser_answers_help_and_refuses_arguments(root):
+    """`python benchmarks/bench_se.py --help` prints its docstring and leaves its table alone;
+    an argument it does not take is refused before it measures anything."""
+    import subprocess
+    import sys
+
+    readme = (root / "benchmarks" / "README.md").read_bytes()
+    script = str(root / "benchmarks" / "bench_se.py")
+    res = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0 and res.stdout.startswith("State-evolution benchmarks"), res
+    res = subprocess.run([sys.executable, script, "--d", "60"], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 1 and "takes no arguments (got --d 60)" in res.stderr, res
+    assert (root / "benchmarks" / "README.md").read_bytes() == readme
