@@ -162,7 +162,8 @@ def _figure_inputs(workdir, fig):
     from aimlib.algorithms import aggregate_kinds
 
     globs = {"se": [f"se/{fig}/*_T*.nc"], "small_width": [f"se/{fig}/small_width_*.nc"],
-             "finite_size": [f"agg/{fig}/finite_size_*.nc"], "theory": [f"theory/{fig}/*.nc"],
+             "finite_size": [f"agg/{fig}/finite_size_*.nc"],
+             "recovery": [f"agg/{fig}/recovery_*.nc"], "theory": [f"theory/{fig}/*.nc"],
              **{k: [f"agg/{fig}/{k}_*.nc"] for k in aggregate_kinds()}}
     return {k: [xr.load_dataset(p) for g in globs[k] for p in sorted(data.glob(g))]
             for k in FIGURES[fig].inputs}
@@ -310,11 +311,11 @@ def test_quick_preset_end_to_end(workdir):
     # GD and AGD aggregates where the figure draws both (fig2b 2 T, fig4 2 beta, fig8 1,
     # fig_steps 2 T: 14), AGD only where it draws only AGD (fig3 2 d, fig9 2 T x 3 delta: 8;
     # fig10: 3 token laws; fig12: 4 cells x 2 T); none for fig13, whose recovery jobs
-    # aggregate its data files themselves (4 widths over the two channels x 2 optimisers)
+    # aggregate its data files themselves (2 widths for each of the two channels)
     assert len(list((workdir / "data" / "agg").rglob("*gd_*.nc"))) == 14 + 8 + 3 + 8
     for kind in ("gd", "agd"):
         rec = xr.load_dataset(workdir / "data" / "agg" / "fig13" / f"recovery_{kind}.nc")
-        assert rec.sizes["group"] == 8 and rec.attrs["eps"] == 1e-3
+        assert rec.sizes["group"] == 4 and rec.attrs["eps"] == 1e-3
         assert list(rec["checkpoint"].values) == [2**k for k in range(12)]
     assert len(list((workdir / "data" / "agg").rglob("spectral_*.nc"))) == 3 + 1  # fig1a, fig2b
     # theory lines for every SE curve of the figures that draw them, and none elsewhere
