@@ -109,7 +109,7 @@ def _panel(ax, recs: list[xr.Dataset], model: tuple, s: dict) -> float:
 
 def _theory(ax, p: xr.Dataset, lw: float) -> None:
     """The Bayes threshold, the conjectured curve and the teacher's width of one group."""
-    kappa_star = max(1, round(float(p["rho"]) * int(p["d"]))) / int(p["d"])
+    kappa_star = float(p["theory_kappas"].values[0])  # the teacher's rank ratio (its data's)
     ax.axvspan(0, kappa_star, color="0.92", zorder=0, lw=0)
     ax.axvline(kappa_star, color="0.5", lw=0.8, ls=(0, (1, 1.5)), zorder=1,
                label=r"teacher's width $\kappa^*$")
